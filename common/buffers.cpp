@@ -1,0 +1,50 @@
+#include "buffers.hpp"
+
+namespace workbook {
+
+namespace {
+bool element_changed(const std::vector<unsigned char>& guard, std::size_t element, std::size_t size)
+{
+    for (std::size_t b = 0; b < size; ++b)
+        if (guard[element * size + b] != canary_byte) return true;
+    return false;
+}
+}  // namespace
+
+GuardReport inspect_guards(const std::vector<unsigned char>& guard_before,
+                           const std::vector<unsigned char>& guard_after, std::size_t elem_size,
+                           std::size_t count)
+{
+    GuardReport report;
+    const std::size_t before_elems = guard_before.size() / elem_size;
+    for (std::size_t e = 0; e < before_elems; ++e) {
+        if (!element_changed(guard_before, e, elem_size)) continue;
+        ++report.before;
+        report.first_before = before_elems - e;  // the last hit seen is the nearest to element 0
+    }
+    const std::size_t after_elems = guard_after.size() / elem_size;
+    for (std::size_t e = 0; e < after_elems; ++e) {
+        if (!element_changed(guard_after, e, elem_size)) continue;
+        if (report.after == 0) report.first_after = count + e;
+        ++report.after;
+    }
+    return report;
+}
+
+std::string GuardReport::describe(const std::string& name, std::size_t count) const
+{
+    std::string text;
+    if (after > 0) {
+        text += std::to_string(after) + " element(s) written past the end of " + name + " (" +
+                name + " has " + std::to_string(count) + " elements; the first stray write is at " +
+                name + "[" + std::to_string(first_after) + "])";
+    }
+    if (before > 0) {
+        if (!text.empty()) text += "; ";
+        text += std::to_string(before) + " element(s) written before the start of " + name +
+                " (the nearest at " + name + "[-" + std::to_string(first_before) + "])";
+    }
+    return text;
+}
+
+}  // namespace workbook

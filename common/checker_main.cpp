@@ -1,0 +1,234 @@
+// The main() of every lab checker, and the listener that reports results to the grader.
+//
+// Protocol (one JSON object per line, written to the descriptor in WORKBOOK_RESULTS_FD):
+//   {"event":"list","tests":[{"name":...,"points":N,"bonus":N},...]}   for --list-test-cases
+//   {"event":"run","seed":N,"device":"..."}                             before the first test
+//   {"event":"start","name":...}                                        before each test
+//   {"event":"end","name":...,"passed":B,"seconds":S,"output":"..."}    after each test
+//   {"event":"context_lost","name":...}                                 a sticky CUDA error; the
+//                                                                       process exits with 75
+//   {"event":"no_device","message":"..."}                               the process exits with 77
+//   {"event":"done"}                                                    all selected tests ran
+// docs/grading.md describes how the grader uses it.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include "checker.hpp"
+
+#include "check.hpp"
+#include "device.hpp"
+#include "json.hpp"
+#include "random.hpp"
+
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+
+namespace workbook {
+
+namespace {
+
+int g_results_fd = -1;
+
+void emit(const std::string& line)
+{
+    if (g_results_fd < 0) return;
+    const std::string text = line + "\n";
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(g_results_fd, text.data() + done, text.size() - done);
+        if (n <= 0) return;
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+const char* const kPointTexts[] = {
+    "points=0",  "points=1",  "points=2",  "points=3",  "points=4",  "points=5",  "points=6",
+    "points=7",  "points=8",  "points=9",  "points=10", "points=11", "points=12", "points=13",
+    "points=14", "points=15", "points=16", "points=17", "points=18", "points=19", "points=20"};
+const char* const kBonusTexts[] = {
+    "bonus=0",  "bonus=1",  "bonus=2",  "bonus=3",  "bonus=4",  "bonus=5",  "bonus=6",
+    "bonus=7",  "bonus=8",  "bonus=9",  "bonus=10", "bonus=11", "bonus=12", "bonus=13",
+    "bonus=14", "bonus=15", "bonus=16", "bonus=17", "bonus=18", "bonus=19", "bonus=20"};
+constexpr int kMaxPoints = 20;
+
+int decorated(const doctest::TestCaseData& test, const char* key)
+{
+    const char* text = test.m_description;
+    const std::size_t len = std::strlen(key);
+    if (text == nullptr || std::strncmp(text, key, len) != 0 || text[len] != '=') return 0;
+    return std::atoi(text + len + 1);
+}
+
+// Records what each test said and reports it on the results channel.
+struct GradeListener : doctest::IReporter {
+    explicit GradeListener(const doctest::ContextOptions&) {}
+
+    void report_query(const doctest::QueryData& query) override
+    {
+        if (query.data == nullptr) return;
+        std::string line = "{\"event\":\"list\",\"tests\":[";
+        for (unsigned i = 0; i < query.num_data; ++i) {
+            const auto& test = *query.data[i];
+            if (i) line += ",";
+            line += "{\"name\":" + json_quote(test.m_name) +
+                    ",\"points\":" + std::to_string(decorated(test, "points")) +
+                    ",\"bonus\":" + std::to_string(decorated(test, "bonus")) + "}";
+        }
+        emit(line + "]}");
+    }
+
+    void test_run_start() override
+    {
+#ifdef WORKBOOK_CHECKER_WITHOUT_GPU
+        const std::string device = "none (a checker without GPU code)";
+#else
+        // Only reached when main() found a device, so device_facts() is safe here.
+        const std::string device = device_facts().describe();
+#endif
+        emit("{\"event\":\"run\",\"seed\":" + std::to_string(run_seed()) +
+             ",\"device\":" + json_quote(device) + "}");
+    }
+
+    void test_run_end(const doctest::TestRunStats&) override
+    {
+        stop_if_context_lost();
+        emit("{\"event\":\"done\"}");
+    }
+
+    void test_case_start(const doctest::TestCaseData& test) override
+    {
+        stop_if_context_lost();
+        name_ = test.m_name;
+        output_.str("");
+        emit("{\"event\":\"start\",\"name\":" + json_quote(name_) + "}");
+    }
+
+    void test_case_reenter(const doctest::TestCaseData&) override {}
+
+    void test_case_end(const doctest::CurrentTestCaseStats& stats) override
+    {
+#ifdef WORKBOOK_CHECKER_WITHOUT_GPU
+        if (!stats.testCaseSuccess && sticky_error_seen()) lost_in_ = name_;
+#else
+        if (!stats.testCaseSuccess && (sticky_error_seen() || is_sticky(cudaDeviceSynchronize())))
+            lost_in_ = name_;
+#endif
+        emit("{\"event\":\"end\",\"name\":" + json_quote(name_) +
+             ",\"passed\":" + (stats.testCaseSuccess ? "true" : "false") +
+             ",\"seconds\":" + std::to_string(stats.seconds) +
+             ",\"output\":" + json_quote(output_.str()) + "}");
+    }
+
+    void test_case_exception(const doctest::TestCaseException& e) override
+    {
+        output_ << (e.is_crash ? "the checker crashed: " : "stopped by an exception: ")
+                << e.error_string.c_str() << "\n";
+    }
+
+    void subcase_start(const doctest::SubcaseSignature&) override {}
+    void subcase_end() override {}
+
+    void log_assert(const doctest::AssertData& a) override
+    {
+        if (!a.m_failed) return;
+        for (int i = 0; i < get_num_active_contexts(); ++i) {
+            std::ostringstream context;
+            get_active_contexts()[i]->stringify(&context);
+            output_ << context.str() << "\n";
+        }
+        output_ << "check failed: " << a.m_expr;
+        if (a.m_threw) output_ << " threw: " << a.m_exception.c_str();
+        else if (a.m_decomp.size() > 0) output_ << " (values: " << a.m_decomp.c_str() << ")";
+        output_ << "\n";
+    }
+
+    void log_message(const doctest::MessageData& m) override { output_ << m.m_string.c_str() << "\n"; }
+
+    void test_case_skipped(const doctest::TestCaseData&) override {}
+
+private:
+    // A sticky error leaves every later CUDA call failing; a fresh process is the only cure, so
+    // the checker stops and the grader starts it again after the test that broke the context.
+    void stop_if_context_lost()
+    {
+        if (lost_in_.empty()) return;
+        emit("{\"event\":\"context_lost\",\"name\":" + json_quote(lost_in_) + "}");
+        std::fflush(stdout);
+        std::fprintf(stderr,
+                     "\nThe GPU context was lost in test \"%s\" (a sticky CUDA error).\n"
+                     "The remaining tests need a fresh process: `make check LAB=..` runs them "
+                     "after this one.\n",
+                     lost_in_.c_str());
+        std::fflush(stderr);
+        std::_Exit(exit_context_lost);
+    }
+
+    std::string name_;
+    std::string lost_in_;
+    std::ostringstream output_;
+};
+
+bool wants_only_information(int argc, char** argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        const char* arg = argv[i];
+        while (*arg == '-') ++arg;
+        for (const char* query : {"ltc", "list-test-cases", "lts", "list-test-suites", "lr",
+                                  "list-reporters", "h", "help", "?", "v", "version", "c", "count"})
+            if (std::strcmp(arg, query) == 0) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+doctest::description points(int n) { return doctest::description(kPointTexts[n < 0 ? 0 : n > kMaxPoints ? kMaxPoints : n]); }
+doctest::description bonus(int n) { return doctest::description(kBonusTexts[n < 0 ? 0 : n > kMaxPoints ? kMaxPoints : n]); }
+
+}  // namespace workbook
+
+DOCTEST_REGISTER_LISTENER("workbook-grade", 1, workbook::GradeListener);
+
+int main(int argc, char** argv)
+{
+    // Take the results channel and hide it from the code under test.
+    if (const char* fd = std::getenv("WORKBOOK_RESULTS_FD")) {
+        workbook::g_results_fd = std::atoi(fd);
+        unsetenv("WORKBOOK_RESULTS_FD");
+    }
+
+    doctest::Context context;
+    context.setOption("no-version", true);
+    context.applyCommandLine(argc, argv);
+
+#ifdef WORKBOOK_CHECKER_WITHOUT_GPU
+    const bool needs_device = false;  // the grader's self-test checker has no GPU code
+#else
+    const bool needs_device = !workbook::wants_only_information(argc, argv);
+#endif
+    if (needs_device) {
+        const workbook::DeviceProbe probe = workbook::probe_device();
+        if (probe.status != workbook::DeviceProbe::Status::ok) {
+            std::fprintf(stderr, "%s\nNo test was run: every GPU test is skipped, none passed.\n",
+                         probe.message.c_str());
+            workbook::emit("{\"event\":\"no_device\",\"message\":" +
+                           workbook::json_quote(probe.message) + "}");
+            return workbook::exit_no_device;
+        }
+        try {
+            std::printf("device: %s\nseed: %llu (replay with WORKBOOK_SEED=%llu)\n",
+                        workbook::device_facts().describe().c_str(),
+                        static_cast<unsigned long long>(workbook::run_seed()),
+                        static_cast<unsigned long long>(workbook::run_seed()));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "the GPU cannot be used: %s\n", e.what());
+            return 1;
+        }
+        std::fflush(stdout);
+    }
+    return context.run();
+}

@@ -1,0 +1,141 @@
+/// \file compare.hpp
+/// \brief Comparing a kernel's output with a float64 reference, and saying where it differs.
+///
+/// The reference is computed on the CPU in double precision. Each check states its tolerance and
+/// why (a Tolerance carries the reason), integers are compared exactly, and an element that
+/// still holds the poison pattern is reported as never written rather than as a wrong value.
+/// For 2-D outputs, a small text map shows where the mismatches fall: a swapped index, a
+/// missing border or an unwritten tail each have a shape one recognises at a glance.
+#pragma once
+
+#include "buffers.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace workbook {
+
+/// \brief How far a result may be from the float64 reference: |got - ref| <= abs + rel * |ref|.
+struct Tolerance {
+    double abs = 0;   ///< absolute part of the bound
+    double rel = 0;   ///< part of the bound proportional to |ref|
+    std::string why;  ///< where the numbers come from, printed with every failure
+
+    /// \brief Exact equality, for integer results.
+    static Tolerance exact() { return {0, 0, "integers must match exactly"}; }
+
+    /// \brief Whether a result is close enough to its reference.
+    /// \param got the kernel's value
+    /// \param expected the reference value
+    bool accepts(double got, double expected) const
+    {
+        return std::fabs(got - expected) <= abs + rel * std::fabs(expected);
+    }
+
+    /// \brief The bound as text, e.g. "|got - ref| <= 1.2e-07*|ref| (one rounding of a + b)".
+    std::string describe() const;
+};
+
+/// \brief The logical shape of an output: a vector of n, or a rows x cols row-major matrix.
+struct Shape {
+    std::size_t rows = 1;  ///< rows (1 for a vector)
+    std::size_t cols = 0;  ///< columns (the length, for a vector)
+    bool matrix = false;   ///< whether (row, col) is how an element is named
+
+    /// \brief A vector of n elements.
+    /// \param n the length
+    static Shape vector(std::size_t n) { return {1, n, false}; }
+    /// \brief A rows x cols matrix, row-major.
+    /// \param rows the number of rows
+    /// \param cols the number of columns
+    static Shape grid(std::size_t rows, std::size_t cols) { return {rows, cols, true}; }
+    /// \brief The number of elements.
+    std::size_t count() const { return rows * cols; }
+};
+
+/// \brief One element that failed the comparison.
+struct Mismatch {
+    std::size_t index = 0;   ///< flat index
+    double expected = 0;     ///< the reference value
+    double got = 0;          ///< the kernel's value (NaN when never written)
+    bool unwritten = false;  ///< whether it still held the poison pattern
+};
+
+/// \brief The outcome of comparing one output with its reference.
+struct Comparison {
+    std::string name;               ///< the output's name in the lab, e.g. "c"
+    Shape shape;                    ///< its shape
+    Tolerance tolerance;            ///< the bound that was applied
+    std::size_t wrong = 0;          ///< elements written with a value outside the bound
+    std::size_t unwritten = 0;      ///< elements that still held the poison pattern
+    double max_error = 0;           ///< largest |got - ref| among written elements
+    std::vector<Mismatch> first;    ///< the first few failing elements, in index order
+    std::vector<std::pair<std::size_t, std::size_t>> bad_runs;  ///< first few runs [begin, end) of failing indices
+    std::size_t bad_run_count = 0;  ///< how many such runs in all
+    std::size_t first_bad = 0;      ///< lowest failing index (valid when !ok())
+    std::size_t last_bad = 0;       ///< highest failing index (valid when !ok())
+    std::vector<std::size_t> map_bad;        ///< failing elements per map cell (matrices)
+    std::vector<std::size_t> map_unwritten;  ///< unwritten elements per map cell (matrices)
+
+    /// \brief True when every element was written and within the tolerance.
+    bool ok() const { return wrong == 0 && unwritten == 0; }
+    /// \brief The number of failing elements.
+    std::size_t bad() const { return wrong + unwritten; }
+    /// \brief Names an element the way the lab does: "c[12]" or "out[3][4]".
+    /// \param index the flat index
+    std::string element(std::size_t index) const;
+    /// \brief The map of a matrix output as text lines with a legend (empty for vectors).
+    std::string map() const;
+    /// \brief A multi-line account: counts, the tolerance, the first failures, the runs or map.
+    std::string report() const;
+
+    /// \brief Rows of the mismatch map for a matrix of this shape.
+    std::size_t map_rows() const;
+    /// \brief Columns of the mismatch map for a matrix of this shape.
+    std::size_t map_cols() const;
+    /// \brief Records one failing element; compare() calls it.
+    /// \param index the flat index
+    /// \param expected the reference value
+    /// \param got the kernel's value
+    /// \param never_written whether it held the poison pattern
+    void record(std::size_t index, double expected, double got, bool never_written);
+};
+
+/// \brief Compares an output with its float64 reference.
+/// \param name the output's name in the lab, used in every message
+/// \param got the kernel's output, read back to the host
+/// \param expected the reference, same length
+/// \param shape how to name elements (vector or matrix)
+/// \param tolerance the bound, with its reason
+/// \snippet tests/check_01_vector_add.cpp compare
+template <class T>
+Comparison compare(const std::string& name, const std::vector<T>& got,
+                   const std::vector<double>& expected, Shape shape, const Tolerance& tolerance)
+{
+    Comparison result;
+    result.name = name;
+    result.shape = shape;
+    result.tolerance = tolerance;
+    if (shape.matrix) {
+        result.map_bad.assign(result.map_rows() * result.map_cols(), 0);
+        result.map_unwritten.assign(result.map_bad.size(), 0);
+    }
+    const std::size_t n = got.size() < expected.size() ? got.size() : expected.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        const double value = static_cast<double>(got[i]);
+        if (tolerance.accepts(value, expected[i])) {
+            const double error = std::fabs(value - expected[i]);
+            if (error > result.max_error) result.max_error = error;
+            continue;
+        }
+        result.record(i, expected[i], value, is_poison(got[i]));
+    }
+    // A length mismatch is a checker bug, not a student's: report every missing element.
+    for (std::size_t i = n; i < expected.size(); ++i) result.record(i, expected[i], NAN, true);
+    return result;
+}
+
+}  // namespace workbook

@@ -1,0 +1,73 @@
+/// \file device.hpp
+/// \brief The GPU's facts and its own measured ceilings, which every figure is set beside.
+///
+/// A bandwidth means little alone: "2710 GB/s" becomes "2710 GB/s = 91% of copy" when set beside
+/// what a device-to-device cudaMemcpy reaches on this very GPU. Likewise a GFLOP/s figure is set
+/// beside cuBLAS SGEMM (FP32) on this GPU. The ceilings are measured once per process; the
+/// grader measures them once per grade run and hands them to every checker through the
+/// environment (WORKBOOK_COPY_GBS, WORKBOOK_SGEMM_GFLOPS), so all labs use the same figures.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace workbook {
+
+/// \brief Whether there is a GPU to run on, and if not, why.
+struct DeviceProbe {
+    /// The outcome of the probe.
+    enum class Status { ok, no_device, driver_too_old, error };
+    Status status = Status::error;  ///< what was found
+    std::string message;            ///< a sentence for the user when status is not ok
+    int driver_version = 0;         ///< CUDA version the driver supports, e.g. 13000 (0 = none)
+    int runtime_version = 0;        ///< CUDA runtime version of this build, e.g. 13000
+};
+
+/// \brief Looks for a usable CUDA device. Never throws.
+///
+/// Tells apart "no CUDA device found" from a driver too old for this runtime, and names both
+/// versions in the second case.
+/// \snippet common/device_query.cpp probe
+DeviceProbe probe_device();
+
+/// \brief Facts about the current device.
+struct DeviceFacts {
+    int index = 0;                 ///< CUDA device number
+    std::string name;              ///< e.g. "NVIDIA H100 80GB HBM3"
+    int cc_major = 0;              ///< compute capability, major
+    int cc_minor = 0;              ///< compute capability, minor
+    int sms = 0;                   ///< streaming multiprocessors
+    std::size_t global_bytes = 0;  ///< device memory in bytes
+    int l2_bytes = 0;              ///< L2 cache in bytes
+    double peak_gbs = 0;           ///< theoretical memory bandwidth from clock and bus width, GB/s (0 if unknown)
+
+    /// \brief One line, e.g. "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB, L2 50 MiB)".
+    std::string describe() const;
+};
+
+/// \brief The current device's facts, read once per process.
+/// \snippet common/device_query.cpp facts
+const DeviceFacts& device_facts();
+
+/// \brief Device-to-device cudaMemcpy bandwidth in GB/s, bytes read plus bytes written.
+///
+/// Measured once per process on buffers much larger than L2, unless WORKBOOK_COPY_GBS holds a
+/// figure measured earlier in the same grade run.
+double copy_ceiling_gbs();
+
+/// \brief cuBLAS SGEMM FP32 rate in GFLOP/s on square matrices of 4096 (smaller on small GPUs).
+///
+/// Measured once per process with TF32 off, unless WORKBOOK_SGEMM_GFLOPS holds a figure measured
+/// earlier in the same grade run.
+double sgemm_ceiling_gflops();
+
+/// \brief "2710 GB/s = 91% of copy (2990 GB/s)": a bandwidth beside the copy ceiling.
+/// \param gbs the bandwidth to report
+/// \snippet tests/check_01_vector_add.cpp versus
+std::string versus_copy(double gbs);
+
+/// \brief "9000 GFLOP/s = 18% of cuBLAS SGEMM (51000 GFLOP/s)": a rate beside the SGEMM ceiling.
+/// \param gflops the rate to report
+std::string versus_sgemm(double gflops);
+
+}  // namespace workbook

@@ -1,0 +1,14 @@
+/// \file json.hpp
+/// \brief The one JSON helper the checkers need: quoting a string.
+#pragma once
+
+#include <string>
+
+namespace workbook {
+
+/// \brief Quotes text as a JSON string, escaping quotes, backslashes and control characters.
+/// \param text any bytes; invalid UTF-8 is passed through, control bytes become \\u00XX
+/// \snippet tests/unit/test_common.cpp json
+std::string json_quote(const std::string& text);
+
+}  // namespace workbook

@@ -1,0 +1,64 @@
+#include "timing.hpp"
+
+#include "buffers.hpp"
+#include "check.hpp"
+#include "device.hpp"
+
+#include <cstdio>
+#include <vector>
+
+namespace workbook {
+
+namespace {
+// Events are created and destroyed with the timing; a struct keeps that exception-safe.
+struct Event {
+    cudaEvent_t event = nullptr;
+    Event() { CUDA_CHECK(cudaEventCreate(&event)); }
+    ~Event() { cudaEventDestroy(event); }
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+};
+
+DeviceBuffer<unsigned char>& l2_flush_buffer()
+{
+    // Twice the L2 size, so that writing it evicts everything a kernel left there.
+    static DeviceBuffer<unsigned char> buffer(2 * static_cast<std::size_t>(device_facts().l2_bytes) +
+                                              (1 << 20));
+    return buffer;
+}
+}  // namespace
+
+std::string Timing::describe() const
+{
+    char text[128];
+    std::snprintf(text, sizeof text, "%.4g ms (median of %zu, spread %.1f%%)", ms.median, ms.count,
+                  100.0 * ms.spread());
+    return text;
+}
+
+Timing time_gpu(const std::function<void()>& launch, const TimingOptions& options)
+{
+    for (int i = 0; i < options.warmup; ++i) {
+        launch();
+        CUDA_CHECK_LAUNCH("the warm-up run");
+    }
+    Event start, stop;
+    std::vector<double> samples;
+    for (int i = 0; i < options.repetitions; ++i) {
+        if (options.flush_l2) {
+            auto& flush = l2_flush_buffer();
+            CUDA_CHECK(cudaMemsetAsync(flush.data(), i & 0xFF, flush.bytes()));
+        }
+        CUDA_CHECK(cudaEventRecord(start.event));
+        launch();
+        CUDA_CHECK(cudaGetLastError());
+        CUDA_CHECK(cudaEventRecord(stop.event));
+        CUDA_CHECK(cudaEventSynchronize(stop.event));
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, start.event, stop.event));
+        samples.push_back(ms);
+    }
+    return Timing{summarize(samples)};
+}
+
+}  // namespace workbook

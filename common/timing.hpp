@@ -1,0 +1,46 @@
+/// \file timing.hpp
+/// \brief Timing GPU work with CUDA events: warm-up, L2 flush, median and spread.
+///
+/// Each repetition flushes the L2 cache first (outside the timed region), so a kernel whose data
+/// would fit in the cache is measured reading device memory, as it would in real use. The
+/// median of the repetitions is the figure reported; the interquartile spread says how much to
+/// trust it. No check in the workbook compares a time with an absolute number: times are turned
+/// into GB/s or GFLOP/s and set beside the device's measured ceilings or the reference solution
+/// timed in the same run.
+#pragma once
+
+#include "stats.hpp"
+
+#include <functional>
+#include <string>
+
+namespace workbook {
+
+/// \brief How to time: warm-up runs, timed repetitions, and whether to flush L2 before each.
+struct TimingOptions {
+    int warmup = 2;         ///< untimed runs first (module load, caches, clocks)
+    int repetitions = 15;   ///< timed runs; the median is reported
+    bool flush_l2 = true;   ///< overwrite the L2 cache before each timed run
+};
+
+/// \brief The result of timing: a Summary of milliseconds per run.
+struct Timing {
+    Summary ms;  ///< milliseconds per run
+
+    /// \brief Seconds per run (the median).
+    double seconds() const { return ms.median * 1e-3; }
+    /// \brief The rate for a given amount of work: units / seconds() / 1e9.
+    /// \param units bytes for GB/s, floating-point operations for GFLOP/s
+    double giga_per_second(double units) const { return units / seconds() / 1e9; }
+    /// \brief Text such as "0.412 ms (median of 15, spread 1.3%)".
+    std::string describe() const;
+};
+
+/// \brief Times a launch with CUDA events.
+/// \param launch enqueues the work to time on the default stream (e.g. a kernel launch)
+/// \param options warm-up, repetitions and L2 flushing
+/// \return the per-run times; launch and execution errors throw CudaError
+/// \snippet tests/check_01_vector_add.cpp timing
+Timing time_gpu(const std::function<void()>& launch, const TimingOptions& options = {});
+
+}  // namespace workbook

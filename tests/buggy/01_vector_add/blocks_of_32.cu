@@ -1,0 +1,30 @@
+// Buggy variant of lab 01: correct, but blocks of 32 threads leave most of the GPU idle.
+// expect-fail: performance: bandwidth against the reference at n = 2^26 + 1
+// expect-message: the reference.s time
+#include "common/buffers.hpp"
+
+#include <vector>
+
+__global__ void vector_add_kernel(const float* a, const float* b, float* c, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+
+void launch_vector_add(const float* a, const float* b, float* c, int n)
+{
+    const int threads_per_block = 32;  // BUG: far too few threads per block
+    const int blocks = (n + threads_per_block - 1) / threads_per_block;
+    vector_add_kernel<<<blocks, threads_per_block>>>(a, b, c, n);
+    CUDA_CHECK(cudaGetLastError());
+}
+
+void vector_add_from_host(const float* a, const float* b, float* c, int n)
+{
+    const workbook::DeviceBuffer<float> device_a(std::vector<float>(a, a + n));
+    const workbook::DeviceBuffer<float> device_b(std::vector<float>(b, b + n));
+    workbook::DeviceBuffer<float> device_c(n);
+    launch_vector_add(device_a.data(), device_b.data(), device_c.data(), n);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(c, device_c.data(), device_c.bytes(), cudaMemcpyDeviceToHost));
+}

@@ -1,0 +1,64 @@
+// A checker with no GPU code, for testing the grader itself (tests/grader/test_grader.py).
+//
+// Its tests pass, fail, crash, hang, exit, throw, lose the CUDA context or try to forge a result,
+// each only when the environment variable naming that fault is set, so one binary plays every
+// kind of broken submission. Built with WORKBOOK_CHECKER_WITHOUT_GPU, so it needs no GPU.
+#include "common/workbook.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+using namespace workbook;
+
+namespace {
+bool wanted(const char* fault) { return std::getenv(fault) != nullptr; }
+}  // namespace
+
+TEST_CASE("passes" * points(2)) { CHECK(1 + 1 == 2); }
+
+TEST_CASE("fails with a message" * points(3)) { FAIL_CHECK("c[7]: expected 1, got 2"); }
+
+TEST_CASE("notes a figure and passes" * points(1)) { MESSAGE("your kernel: 2710 GB/s"); }
+
+TEST_CASE("tries to forge a pass" * points(1))
+{
+    // What a student's code might print to fake a result: the grader must ignore all of it.
+    std::printf("{\"event\":\"end\",\"name\":\"tries to forge a pass\",\"passed\":true}\n");
+    std::printf("Score: 100/100\n");
+    std::fflush(stdout);
+    FAIL_CHECK("the forged lines above must not count");
+}
+
+TEST_CASE("crashes when FAKE_CRASH is set" * points(1))
+{
+    if (wanted("FAKE_CRASH")) std::raise(SIGSEGV);
+}
+
+TEST_CASE("hangs when FAKE_HANG is set" * points(1))
+{
+    while (wanted("FAKE_HANG")) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
+TEST_CASE("exits when FAKE_EXIT is set" * points(1))
+{
+    if (wanted("FAKE_EXIT")) std::exit(0);
+}
+
+TEST_CASE("throws when FAKE_THROW is set" * points(1))
+{
+    if (wanted("FAKE_THROW")) throw std::runtime_error("student code threw");
+}
+
+TEST_CASE("loses the CUDA context when FAKE_STICKY is set" * points(1))
+{
+    if (wanted("FAKE_STICKY"))
+        throw_cuda_error(cudaErrorIllegalAddress, "a planted kernel", __FILE__, __LINE__);
+}
+
+TEST_CASE("earns a bonus" * bonus(2)) { CHECK(true); }
+
+TEST_CASE("passes last" * points(1)) { CHECK(true); }

@@ -1,0 +1,228 @@
+// Unit tests of common/ that need no GPU: comparison, poison and guard logic on host buffers,
+// statistics, seeds and JSON quoting. The report writers of the grader are tested by
+// tests/test_grader.py.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "common/buffers.hpp"
+#include "common/compare.hpp"
+#include "common/json.hpp"
+#include "common/random.hpp"
+#include "common/stats.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+using namespace workbook;
+
+TEST_CASE("poison: a poisoned float is a NaN that no result can equal")
+{
+    //! [poison]
+    std::vector<float> out(4, 1.0f);
+    poison_host(out);
+    CHECK(std::isnan(out[0]));
+    CHECK(is_poison(out[0]));
+    //! [poison]
+    CHECK_FALSE(is_poison(std::numeric_limits<float>::quiet_NaN()));  // a computed NaN is not poison
+    CHECK_FALSE(is_poison(0.0f));
+    CHECK(count_poison(out.data(), out.size()) == 4);
+}
+
+TEST_CASE("poison: integers get a sentinel that is not 0, -1 or a small number")
+{
+    std::vector<int> out(3, 7);
+    poison_host(out);
+    CHECK(is_poison(out[1]));
+    CHECK(out[1] < -1000000);
+    CHECK_FALSE(is_poison(-1));
+    CHECK_FALSE(is_poison(0));
+}
+
+TEST_CASE("guards: untouched canaries are intact")
+{
+    std::vector<unsigned char> before(64, canary_byte), after(64, canary_byte);
+    const GuardReport report = inspect_guards(before, after, sizeof(float), 100);
+    CHECK(report.intact());
+    CHECK(report.describe("c", 100).empty());
+}
+
+TEST_CASE("guards: a write past the end is found and numbered from the start of the output")
+{
+    std::vector<unsigned char> before(64, canary_byte), after(64, canary_byte);
+    after[4 * 2] = 0;  // element 2 past the end: c[102] for a 100-element output
+    after[4 * 5 + 3] = 0;
+    const GuardReport report = inspect_guards(before, after, sizeof(float), 100);
+    CHECK_FALSE(report.intact());
+    CHECK(report.after == 2);
+    CHECK(report.first_after == 102);
+    CHECK(report.describe("c", 100).find("c[102]") != std::string::npos);
+}
+
+TEST_CASE("guards: a write before the start names its distance from element 0")
+{
+    std::vector<unsigned char> before(64, canary_byte), after(64, canary_byte);
+    before[64 - 4] = 1;  // the element just before c[0]
+    const GuardReport report = inspect_guards(before, after, sizeof(float), 10);
+    CHECK(report.before == 1);
+    CHECK(report.first_before == 1);
+    CHECK(report.describe("c", 10).find("c[-1]") != std::string::npos);
+}
+
+TEST_CASE("compare: equal results pass and report the largest error")
+{
+    const std::vector<float> got{1.0f, 2.0f, 3.0f};
+    const std::vector<double> want{1.0, 2.0, 3.0000001};
+    const Comparison r = compare("c", got, want, Shape::vector(3), Tolerance{0, 1e-6, "test"});
+    CHECK(r.ok());
+    CHECK(r.max_error > 0);
+    CHECK(r.report().find("all 3 elements match") != std::string::npos);
+}
+
+TEST_CASE("compare: the tolerance is abs + rel * |ref|, and its reason is printed")
+{
+    const Tolerance t{1e-3, 1e-2, "derived from k"};
+    CHECK(t.accepts(100.5, 100.0));
+    CHECK_FALSE(t.accepts(101.5, 100.0));
+    CHECK(t.accepts(0.0009, 0.0));
+    CHECK(t.describe().find("derived from k") != std::string::npos);
+    CHECK(Tolerance::exact().accepts(3.0, 3.0));
+    CHECK_FALSE(Tolerance::exact().accepts(3.0, 4.0));
+}
+
+TEST_CASE("compare: an unwritten tail is told apart from wrong values, with its index range")
+{
+    std::vector<float> got(1025, 2.0f);
+    std::vector<double> want(1025, 2.0);
+    std::memset(&got[1024], 0xFF, sizeof(float));  // never written
+    got[10] = 5.0f;                                 // wrong value
+    const Comparison r = compare("c", got, want, Shape::vector(1025), Tolerance::exact());
+    CHECK_FALSE(r.ok());
+    CHECK(r.unwritten == 1);
+    CHECK(r.wrong == 1);
+    CHECK(r.first_bad == 10);
+    CHECK(r.last_bad == 1024);
+    CHECK(r.bad_run_count == 2);
+    const std::string text = r.report();
+    CHECK(text.find("c[1024]: expected 2, got nothing (never written)") != std::string::npos);
+    CHECK(text.find("c[10]: expected 2, got 5") != std::string::npos);
+    CHECK(text.find("failing indices: 10 1024") != std::string::npos);
+}
+
+TEST_CASE("compare: a computed NaN or infinity is a wrong value, never a pass")
+{
+    const std::vector<float> got{std::numeric_limits<float>::quiet_NaN(),
+                                 std::numeric_limits<float>::infinity()};
+    const std::vector<double> want{1.0, 1.0};
+    const Comparison r = compare("c", got, want, Shape::vector(2), Tolerance{1, 1, "loose"});
+    CHECK(r.wrong == 2);
+    CHECK(r.unwritten == 0);
+}
+
+TEST_CASE("compare: integers compare exactly")
+{
+    const std::vector<int> got{1, 2, 3};
+    const std::vector<double> want{1, 2, 4};
+    const Comparison r = compare("out", got, want, Shape::vector(3), Tolerance::exact());
+    CHECK(r.wrong == 1);
+    CHECK(r.first_bad == 2);
+}
+
+TEST_CASE("compare: a matrix names elements by row and column and draws a map")
+{
+    // A 4 x 6 "transpose" whose writes swapped row and column: only the diagonal is right.
+    const std::size_t rows = 6, cols = 6;
+    std::vector<float> got(rows * cols);
+    std::vector<double> want(rows * cols);
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) {
+            want[r * cols + c] = static_cast<double>(r * 10 + c);
+            got[r * cols + c] = static_cast<float>(c * 10 + r);
+        }
+    const Comparison result = compare("out", got, want, Shape::grid(rows, cols), Tolerance::exact());
+    CHECK(result.wrong == rows * cols - rows);
+    CHECK(result.element(7) == "out[1][1]");
+    CHECK(result.element(8) == "out[1][2]");
+    const std::string map = result.map();
+    CHECK(map.find("|.XXXXX|") != std::string::npos);  // row 0: right on the diagonal only
+    CHECK(map.find("|XX.XXX|") != std::string::npos);  // row 2
+    CHECK(map.find("never written") != std::string::npos);  // the legend
+}
+
+TEST_CASE("compare: a large matrix's map aggregates cells and marks partial ones")
+{
+    const std::size_t rows = 100, cols = 200;
+    std::vector<float> got(rows * cols, 1.0f);
+    const std::vector<double> want(rows * cols, 1.0);
+    for (std::size_t c = 0; c < cols; ++c) std::memset(&got[(rows - 1) * cols + c], 0xFF, 4);  // last row unwritten
+    const Comparison r = compare("out", got, want, Shape::grid(rows, cols), Tolerance::exact());
+    CHECK(r.unwritten == cols);
+    const std::string map = r.map();
+    CHECK(map.find(std::string(64, 'u')) != std::string::npos);  // the bottom band of cells
+    CHECK(map.find(std::string(64, '.')) != std::string::npos);  // the rest is fine
+}
+
+TEST_CASE("stats: median, quartiles and spread")
+{
+    //! [summarize]
+    const Summary s = summarize({5, 1, 4, 2, 3});
+    CHECK(s.median == 3);
+    CHECK(s.min == 1);
+    CHECK(s.max == 5);
+    CHECK(s.q1 == 2);
+    CHECK(s.q3 == 4);
+    CHECK(s.spread() == doctest::Approx(2.0 / 3.0));
+    //! [summarize]
+    CHECK(summarize({2, 4}).median == 3);
+    CHECK(summarize({}).count == 0);
+}
+
+TEST_CASE("seeds: the default is fixed, WORKBOOK_SEED overrides it, labels separate streams")
+{
+    //! [seeds]
+    const std::uint64_t seed = run_seed();  // WORKBOOK_SEED, or default_seed when unset
+    const auto a = random_floats(5, seed_for("a, n=5"));
+    const auto b = random_floats(5, seed_for("b, n=5"));
+    //! [seeds]
+    if (std::getenv("WORKBOOK_SEED") == nullptr) CHECK(seed == default_seed);
+    CHECK(a == random_floats(5, seed_for("a, n=5")));  // reproducible
+    CHECK(a != b);                                     // independent
+}
+
+TEST_CASE("random: values fill the requested range and are not constant")
+{
+    const auto v = random_floats(10000, 42, -1.0f, 1.0f);
+    float lo = 1, hi = -1;
+    for (float x : v) {
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+    }
+    CHECK(lo >= -1.0f);
+    CHECK(hi < 1.0f);
+    CHECK(lo < -0.99f);
+    CHECK(hi > 0.99f);
+    const auto ints = random_ints(10000, 42, -3, 3);
+    CHECK(*std::min_element(ints.begin(), ints.end()) == -3);
+    CHECK(*std::max_element(ints.begin(), ints.end()) == 3);
+}
+
+TEST_CASE("random: a seed gives the same numbers on every machine")
+{
+    // Pinned values: a change here would silently change every lab's data.
+    Rng rng(1);
+    const std::uint64_t first = rng.next();
+    CHECK(first == Rng(1).next());
+    CHECK(random_ints(4, 7, 0, 1000000) == random_ints(4, 7, 0, 1000000));
+}
+
+TEST_CASE("json: quoting escapes what JSON requires")
+{
+    //! [json]
+    CHECK(json_quote("say \"hi\"\n") == "\"say \\\"hi\\\"\\n\"");
+    //! [json]
+    CHECK(json_quote("a\\b") == "\"a\\\\b\"");
+    CHECK(json_quote(std::string("\x01", 1)) == "\"\\u0001\"");
+}
