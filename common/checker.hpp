@@ -24,11 +24,11 @@ constexpr int exit_no_device = 77;
 constexpr int exit_context_lost = 75;
 
 /// \brief A test-case decorator: the test is worth n points.
-/// \param n points, 0 to 100
+/// \param n points, 0 to 20
 doctest::description points(int n);
 
 /// \brief A test-case decorator: the test earns n bonus points (beyond the lab's total).
-/// \param n points, 0 to 100
+/// \param n points, 0 to 20
 doctest::description bonus(int n);
 
 }  // namespace workbook

@@ -54,9 +54,11 @@ std::string diagnose(const Comparison& result, const GuardReport& guards, int n)
                "launch_vector_add launch it?";
     const bool tail_only = result.bad_run_count == 1 && result.last_bad == static_cast<std::size_t>(n) - 1 &&
                            result.wrong == 0;
+    // One missing last element fits two bugs: a grid one block short (n = 1025 with blocks of
+    // 256 leaves only c[1024]) and a bounds test that stops one short. Name both.
     if (tail_only && result.unwritten == 1)
-        return result.element(n - 1) + " was never written: is the bounds test `i < n`, or "
-               "something that stops one short?";
+        return result.element(n - 1) + " was never written: does your grid cover all n elements "
+               "(round the number of blocks up), and is the bounds test `i < n`?";
     if (tail_only)
         return result.element(result.first_bad) + " onwards was never written: does your grid cover "
                "all n elements? Round the number of blocks up: (n + threads_per_block - 1) / threads_per_block.";

@@ -5,9 +5,11 @@ Each variant states in its header which tests it must fail and what the message 
 
     // expect-fail: kernel: n = 33 (one past a warp)
     // expect-message: written past the end of c
+    // expect-pass: kernel: n = 1023
 
 Every `expect-fail` test must fail, and its output must match every `expect-message` regular
-expression. Exit 77 (skipped) without a GPU, like the checkers.
+expression. Every `expect-pass` test must pass: that is how a variant that crashes or hangs in one
+test shows that the fault cost only that test. Exit 77 (skipped) without a GPU, like the checkers.
 """
 import argparse
 import os
@@ -19,13 +21,13 @@ import grade  # noqa: E402
 
 
 def expectations(path):
-    fails, messages = [], []
+    found = {"fail": [], "message": [], "pass": []}
     with open(path) as f:
         for line in f:
-            m = re.match(r"\s*//\s*expect-(fail|message):\s*(.+?)\s*$", line)
+            m = re.match(r"\s*//\s*expect-(fail|message|pass):\s*(.+?)\s*$", line)
             if m:
-                (fails if m.group(1) == "fail" else messages).append(m.group(2))
-    return fails, messages
+                found[m.group(1)].append(m.group(2))
+    return found["fail"], found["message"], found["pass"]
 
 
 def main():
@@ -35,12 +37,12 @@ def main():
     p.add_argument("--variant", required=True)
     a = p.parse_args()
     source = os.path.join(grade.SOURCE_DIR, "tests", "buggy", a.lab, a.variant + ".cu")
-    fails, messages = expectations(source)
+    fails, messages, passes = expectations(source)
     if not fails:
         sys.exit("%s names no `// expect-fail:` test: a variant must say which check rejects it" % source)
 
     args = grade.parse_args(["--build-dir", a.build_dir, "--lab", a.lab, "--variant", a.variant,
-                             "--no-build", "--out", os.path.join(a.build_dir, "grade", "variants", a.variant)])
+                             "--no-build", "--timeout", "20", "--out", os.path.join(a.build_dir, "grade", "variants", a.variant)])
     labs, device, seed, status = grade.grade(args)
     if not device.get("ok"):
         return grade.EXIT_NO_DEVICE
@@ -56,6 +58,11 @@ def main():
             for pattern in messages:
                 if not re.search(pattern, test.output):
                     problems.append("%r failed without saying %r; it said:\n%s" % (name, pattern, test.output))
+    for name in passes:
+        test = tests.get(name)
+        if test is None or test.status != "passed":
+            problems.append("%r must pass (the fault must cost only its own test), but: %s"
+                            % (name, "no such test" if test is None else test.output))
     if problems:
         print("\nVARIANT %s NOT REJECTED AS EXPECTED (seed %d):\n  %s" % (a.variant, seed, "\n  ".join(problems)))
         return 1

@@ -226,9 +226,12 @@ def run_tests(binary, tests, filters, env_extra, timeout, log, verbose, on_resul
         elif proc.returncode == EXIT_CONTEXT_LOST:
             test.output = ("a sticky CUDA error destroyed the GPU context during this test "
                            "(see the log)")
+        elif proc.returncode is not None and proc.returncode >= 0:
+            test.output = ("the checker exited with status %d in the middle of this test: does "
+                           "code in the lab call exit() or abort()?" % proc.returncode)
         else:
-            test.output = ("the checker died during this test: %s. Host code crashed, or exited "
-                           "in the middle of the run." % describe_status(proc.returncode))
+            test.output = ("the checker died during this test (%s): host code crashed."
+                           % describe_status(proc.returncode))
         on_result(test)
         position += 1
     return ""
