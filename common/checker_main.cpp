@@ -4,7 +4,8 @@
 //   {"event":"list","tests":[{"name":...,"points":N,"bonus":N},...]}   for --list-test-cases
 //   {"event":"run","seed":N,"device":"..."}                             before the first test
 //   {"event":"start","name":...}                                        before each test
-//   {"event":"end","name":...,"passed":B,"seconds":S,"output":"..."}    after each test
+//   {"event":"end","name":...,"passed":B,"skipped":B,"seconds":S,"output":"..."}
+//                                                                       after each test
 //   {"event":"context_lost","name":...}                                 a sticky CUDA error; the
 //                                                                       process exits with 75
 //   {"event":"no_device","message":"..."}                               the process exits with 77
@@ -17,6 +18,7 @@
 #include "device.hpp"
 #include "json.hpp"
 #include "random.hpp"
+#include "tools.hpp"
 
 #include <cuda_runtime.h>
 #include <unistd.h>
@@ -104,6 +106,7 @@ struct GradeListener : doctest::IReporter {
         stop_if_context_lost();
         name_ = test.m_name;
         output_.str("");
+        clear_skip();
         emit("{\"event\":\"start\",\"name\":" + json_quote(name_) + "}");
     }
 
@@ -117,8 +120,14 @@ struct GradeListener : doctest::IReporter {
         if (!stats.testCaseSuccess && (sticky_error_seen() || is_sticky(cudaDeviceSynchronize())))
             lost_in_ = name_;
 #endif
+        const bool skipped = !skip_reason().empty();
+        if (skipped) {
+            output_ << "skipped: " << skip_reason() << "\n";
+            std::printf("%s: SKIPPED: %s\n", name_.c_str(), skip_reason().c_str());
+        }
         emit("{\"event\":\"end\",\"name\":" + json_quote(name_) +
-             ",\"passed\":" + (stats.testCaseSuccess ? "true" : "false") +
+             ",\"passed\":" + (stats.testCaseSuccess && !skipped ? "true" : "false") +
+             ",\"skipped\":" + (skipped ? "true" : "false") +
              ",\"seconds\":" + std::to_string(stats.seconds) +
              ",\"output\":" + json_quote(output_.str()) + "}");
     }
@@ -199,6 +208,24 @@ int main(int argc, char** argv)
     if (const char* fd = std::getenv("WORKBOOK_RESULTS_FD")) {
         workbook::g_results_fd = std::atoi(fd);
         unsetenv("WORKBOOK_RESULTS_FD");
+    }
+
+    // `checker --workbook-probe=NAME`: run one probe alone, for ncu or compute-sanitizer.
+    for (int i = 1; i < argc; ++i) {
+        const char* prefix = "--workbook-probe=";
+        if (std::strncmp(argv[i], prefix, std::strlen(prefix)) != 0) continue;
+        const std::string probe = argv[i] + std::strlen(prefix);
+        try {
+            if (!workbook::run_probe(probe)) {
+                std::fprintf(stderr, "no probe named \"%s\"\n", probe.c_str());
+                return 2;
+            }
+            CUDA_CHECK(cudaDeviceSynchronize());
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "probe %s failed: %s\n", probe.c_str(), e.what());
+            return 1;
+        }
+        return 0;
     }
 
     doctest::Context context;

@@ -10,3 +10,4 @@
 #include "random.hpp"
 #include "stats.hpp"
 #include "timing.hpp"
+#include "tools.hpp"

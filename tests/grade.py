@@ -194,7 +194,8 @@ def run_tests(binary, tests, filters, env_extra, timeout, log, verbose, on_resul
                             current, started = event.get("name"), time.monotonic()
                         elif kind == "end" and event.get("name") == tests[position].name:
                             test = tests[position]
-                            test.status = "passed" if event.get("passed") is True else "failed"
+                            test.status = ("skipped" if event.get("skipped") is True else
+                                           "passed" if event.get("passed") is True else "failed")
                             test.output = str(event.get("output", ""))
                             test.seconds = float(event.get("seconds", 0))
                             on_result(test)

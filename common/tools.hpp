@@ -1,0 +1,103 @@
+/// \file tools.hpp
+/// \brief Running a checker's own GPU work under NVIDIA's tools: Nsight Compute's hardware
+/// counters and compute-sanitizer.
+///
+/// A checker declares *probes*: named pieces of GPU work, such as "launch the student's transpose
+/// once at 4096 x 4096". A test then starts the checker's own executable again, as
+/// `checker --workbook-probe=NAME`, under `ncu` or `compute-sanitizer`, and reads what the tool
+/// found. The probe runs in a child process, so the tool sees only that work and a fault in it
+/// cannot take the checker down. Where a tool is missing or may not read the counters, the test
+/// says so and is reported as skipped, never as passed.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace workbook {
+
+/// A probe's body: GPU work that a tool observes. It reports failure by throwing.
+using ProbeFunction = void (*)();
+
+/// \brief Registers a probe under a name; use the WORKBOOK_PROBE macro instead.
+/// \param name the name given after --workbook-probe=
+/// \param body the work to run
+bool register_probe(const char* name, ProbeFunction body);
+
+/// \brief Runs a registered probe in this process (checker_main.cpp calls it).
+/// \param name the probe's name
+/// \return false when no probe has that name
+bool run_probe(const std::string& name);
+
+/// \brief Where an NVIDIA tool lives: on PATH, else in the CUDA toolkit's bin folder.
+/// \param name e.g. "ncu" or "compute-sanitizer"
+/// \return the path, or an empty string when the tool is not installed
+std::string find_tool(const std::string& name);
+
+/// \brief What happened when a tool ran a probe.
+struct ToolRun {
+    bool ran = false;     ///< the tool was found and started
+    int exit_code = -1;   ///< its exit status (124 when it ran past the timeout)
+    std::string output;   ///< everything it printed, stdout and stderr together
+    std::string why_not;  ///< when !ran, why not
+};
+
+/// \brief Runs one probe of this very program under a tool.
+/// \param tool_and_args the tool's name (looked up with find_tool) and its arguments
+/// \param probe the probe's name
+/// \param timeout_s seconds before the tool is stopped
+ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
+                        int timeout_s = 180);
+
+/// \brief Hardware counters read by Nsight Compute.
+struct CounterReading {
+    bool available = false;                ///< whether the counters could be read
+    std::string why_not;                   ///< when not available, why (tool missing, no permission, ...)
+    std::map<std::string, double> values;  ///< metric name -> value, summed over the matching launches
+    int launches = 0;                      ///< kernel launches profiled
+};
+
+/// \brief Reads hardware counters for the kernels a probe launches.
+/// \param probe the probe to run under ncu
+/// \param kernel_regex which kernels to profile (a regular expression on the function name)
+/// \param metrics ncu metric names, e.g. "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+/// \snippet tests/check_03_shared_transpose.cpp counters
+CounterReading read_counters(const std::string& probe, const std::string& kernel_regex,
+                             const std::vector<std::string>& metrics);
+
+/// \brief What compute-sanitizer found when it ran a probe.
+struct SanitizerReport {
+    /// The verdict.
+    enum class Verdict { clean, findings, unavailable };
+    Verdict verdict = Verdict::unavailable;  ///< clean, something found, or the tool could not run
+    std::string findings;                    ///< the tool's report lines (kind, kernel, source line)
+    std::string why_not;                     ///< when unavailable, why
+};
+
+/// \brief Runs a probe under one of compute-sanitizer's tools.
+/// \param tool "memcheck", "racecheck", "synccheck" or "initcheck"
+/// \param probe the probe to run
+/// \snippet tests/check_03_shared_transpose.cpp racecheck
+SanitizerReport sanitize(const std::string& tool, const std::string& probe);
+
+/// \brief Marks the running test as skipped with a reason: it is reported as skipped and scores
+/// nothing, never as passed. Call it, then return from the test.
+/// \param reason why the test could not run here, e.g. "ncu is not installed"
+void skip_test(const std::string& reason);
+
+/// \brief The reason given to skip_test in the running test, or empty (checker_main.cpp uses it).
+const std::string& skip_reason();
+
+/// \brief Forgets the skip reason; called when a test starts.
+void clear_skip();
+
+}  // namespace workbook
+
+#define WORKBOOK_PROBE_CAT2(a, b) a##b
+#define WORKBOOK_PROBE_CAT(a, b) WORKBOOK_PROBE_CAT2(a, b)
+/// Defines a probe: `WORKBOOK_PROBE("transpose 4096") { ...GPU work... }`.
+#define WORKBOOK_PROBE(name)                                                                  \
+    static void WORKBOOK_PROBE_CAT(workbook_probe_, __LINE__)();                               \
+    static const bool WORKBOOK_PROBE_CAT(workbook_probe_registered_, __LINE__) =              \
+        ::workbook::register_probe(name, &WORKBOOK_PROBE_CAT(workbook_probe_, __LINE__));       \
+    static void WORKBOOK_PROBE_CAT(workbook_probe_, __LINE__)()

@@ -1,0 +1,33 @@
+// Checker for lab 02, naive transpose.
+//
+// Correctness on shapes that are not multiples of the 32 x 32 tile, thin ones and the source
+// post's 2000 x 5000, on random data with poisoned, guarded output; then the bandwidth at
+// 8192 x 8192 beside the reference solution's and the copy ceiling.
+#include "transpose_cases.hpp"
+
+#include "02_naive_transpose.hpp"
+namespace reference {
+#include "02_naive_transpose.hpp"
+}
+
+using workbook::points;
+
+namespace {
+void check_naive(int rows, int cols) { transpose::check(launch_transpose_naive, "launch_transpose_naive", rows, cols); }
+}  // namespace
+
+TEST_CASE("1 x 1" * points(1)) { check_naive(1, 1); }
+TEST_CASE("1 x 5000 (one row)" * points(1)) { check_naive(1, 5000); }
+TEST_CASE("5000 x 1 (one column)" * points(1)) { check_naive(5000, 1); }
+TEST_CASE("31 x 33" * points(1)) { check_naive(31, 33); }
+TEST_CASE("33 x 31" * points(1)) { check_naive(33, 31); }
+TEST_CASE("1000 x 1" * points(1)) { check_naive(1000, 1); }
+TEST_CASE("1025 x 2049" * points(1)) { check_naive(1025, 2049); }
+TEST_CASE("2000 x 5000 (the source post's size)" * points(1)) { check_naive(2000, 5000); }
+TEST_CASE("8192 x 8192" * points(2)) { check_naive(8192, 8192); }
+
+TEST_CASE("performance: bandwidth against the reference at 8192 x 8192" * points(3))
+{
+    transpose::check_bandwidth(launch_transpose_naive, reference::launch_transpose_naive,
+                               "launch_transpose_naive", 8192, 8192);
+}

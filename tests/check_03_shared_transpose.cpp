@@ -1,0 +1,148 @@
+// Checker for lab 03, shared-memory transpose.
+//
+// Correctness of both steps (the unpadded tile, then the padded one) on awkward shapes; the
+// padded kernel's bandwidth beside the reference's; proof that the padding removed the bank
+// conflicts, from Nsight Compute's counters or, where they cannot be read, from timing against
+// the unpadded reference; and compute-sanitizer's racecheck.
+#include "transpose_cases.hpp"
+
+#include "03_shared_transpose.hpp"
+namespace reference {
+#include "03_shared_transpose.hpp"
+}
+
+#include <string>
+
+using namespace workbook;
+
+namespace {
+
+void check_unpadded(int rows, int cols) { transpose::check(launch_transpose_unpadded, "launch_transpose_unpadded", rows, cols); }
+void check_padded(int rows, int cols) { transpose::check(launch_transpose_padded, "launch_transpose_padded", rows, cols); }
+
+constexpr int kProfiledSize = 4096;  // the size of the H100 calibration figures
+constexpr int kRaceSize[2] = {100, 70};
+constexpr double kMaxConflictsPerRequest = 0.5;  // 31 unpadded; a few hundredths padded
+// Without counters: the padded kernel must beat the unpadded reference by this much.
+constexpr double kMaxTimeOfUnpadded = 0.85;
+
+// The student's padded kernel, once, on random data: what ncu and compute-sanitizer observe.
+void run_padded_once(int rows, int cols)
+{
+    const transpose::Case t = transpose::make_case(rows, cols);
+    const DeviceBuffer<float> in(t.in);
+    DeviceBuffer<float> out(t.in.size());
+    launch_transpose_padded(in.data(), out.data(), rows, cols);
+    CUDA_CHECK_LAUNCH("launch_transpose_padded");
+}
+
+// True when the padded kernel writes every element of `out` at this size (a tool's verdict on
+// a kernel that does nothing would mean nothing).
+bool writes_everything(int rows, int cols, std::string& why)
+{
+    const transpose::Case t = transpose::make_case(rows, cols);
+    const DeviceBuffer<float> in(t.in);
+    GuardedOutput<float> out(t.in.size());
+    launch_transpose_padded(in.data(), out.data(), rows, cols);
+    CUDA_CHECK_LAUNCH("launch_transpose_padded");
+    const Comparison result = compare("out", out.download(), t.out, Shape::grid(cols, rows), transpose::exact_copy());
+    why = result.report();
+    return result.unwritten == 0 && out.check_guards().intact();
+}
+
+}  // namespace
+
+WORKBOOK_PROBE("padded 4096") { run_padded_once(kProfiledSize, kProfiledSize); }
+WORKBOOK_PROBE("padded 100x70") { run_padded_once(kRaceSize[0], kRaceSize[1]); }
+
+// Step 1: the unpadded tile.
+TEST_CASE("step 1, unpadded: 1 x 1" * points(1)) { check_unpadded(1, 1); }
+TEST_CASE("step 1, unpadded: 31 x 33" * points(1)) { check_unpadded(31, 33); }
+TEST_CASE("step 1, unpadded: 33 x 31" * points(1)) { check_unpadded(33, 31); }
+TEST_CASE("step 1, unpadded: 1025 x 2049" * points(1)) { check_unpadded(1025, 2049); }
+TEST_CASE("step 1, unpadded: 2000 x 5000" * points(1)) { check_unpadded(2000, 5000); }
+
+// Step 2: the padded tile.
+TEST_CASE("step 2, padded: 1 x 1" * points(1)) { check_padded(1, 1); }
+TEST_CASE("step 2, padded: 1 x 5000 (one row)" * points(1)) { check_padded(1, 5000); }
+TEST_CASE("step 2, padded: 5000 x 1 (one column)" * points(1)) { check_padded(5000, 1); }
+TEST_CASE("step 2, padded: 31 x 33" * points(1)) { check_padded(31, 33); }
+TEST_CASE("step 2, padded: 33 x 31" * points(1)) { check_padded(33, 31); }
+TEST_CASE("step 2, padded: 1000 x 1" * points(1)) { check_padded(1000, 1); }
+TEST_CASE("step 2, padded: 1025 x 2049" * points(1)) { check_padded(1025, 2049); }
+TEST_CASE("step 2, padded: 2000 x 5000 (the source post's size)" * points(1)) { check_padded(2000, 5000); }
+TEST_CASE("step 2, padded: 8192 x 8192" * points(2)) { check_padded(8192, 8192); }
+
+TEST_CASE("performance: padded bandwidth against the reference at 8192 x 8192" * points(3))
+{
+    transpose::check_bandwidth(launch_transpose_padded, reference::launch_transpose_padded,
+                               "launch_transpose_padded", 8192, 8192);
+}
+
+TEST_CASE("padding removes the bank conflicts (4096 x 4096)" * points(3))
+{
+    std::string why;
+    if (!writes_everything(kProfiledSize, kProfiledSize, why)) {
+        FAIL_CHECK("not measured: the padded kernel leaves elements unwritten at 4096 x 4096. "
+                   "Make the correctness tests pass first.\n" << why);
+        return;
+    }
+    //! [counters]
+    const std::string loads = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
+    const std::string stores = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
+    const std::string load_requests = "smsp__inst_executed_op_shared_ld.sum";
+    const std::string store_requests = "smsp__inst_executed_op_shared_st.sum";
+    const CounterReading counters = read_counters("padded 4096", "transpose",
+                                                  {loads, stores, load_requests, store_requests});
+    //! [counters]
+    if (counters.available) {
+        const auto& v = counters.values;
+        const double requests = v.at(load_requests) + v.at(store_requests);
+        const double per_request = (v.at(loads) + v.at(stores)) / (requests > 0 ? requests : 1);
+        MESSAGE("measured with Nsight Compute's counters: " << v.at(loads) << " load and "
+                << v.at(stores) << " store bank conflicts over " << requests
+                << " shared-memory requests = " << per_request << " per request (at most "
+                << kMaxConflictsPerRequest << " passes)");
+        if (per_request > kMaxConflictsPerRequest)
+            FAIL_CHECK("launch_transpose_padded still has " << per_request << " bank conflicts per "
+                       "shared-memory request.\nHint: reading a column of a 32-float-wide tile hits "
+                       "one bank 32 times. Give each tile row one spare float (kTilePadding = 1).");
+        return;
+    }
+    // No counters here: the padded kernel must clearly beat the reference's unpadded one.
+    MESSAGE("measured with timing against the reference's unpadded kernel, because the counters "
+            "cannot be read here: " << counters.why_not);
+    const transpose::Case t = transpose::make_case(kProfiledSize, kProfiledSize);
+    const DeviceBuffer<float> in(t.in);
+    DeviceBuffer<float> out(t.in.size());
+    const Timing padded = time_gpu([&] { launch_transpose_padded(in.data(), out.data(), kProfiledSize, kProfiledSize); });
+    const Timing unpadded = time_gpu([&] { reference::launch_transpose_unpadded(in.data(), out.data(), kProfiledSize, kProfiledSize); });
+    const double ratio = padded.seconds() / unpadded.seconds();
+    MESSAGE("your padded kernel: " << padded.describe() << "; reference unpadded: " << unpadded.describe()
+            << "; ratio " << ratio << " (at most " << kMaxTimeOfUnpadded << " passes)");
+    if (ratio > kMaxTimeOfUnpadded)
+        FAIL_CHECK("launch_transpose_padded is no faster than an unpadded tile.\nHint: give each "
+                   "tile row one spare float (kTilePadding = 1), so a tile column spreads over all 32 banks.");
+}
+
+TEST_CASE("no shared-memory race: compute-sanitizer racecheck (100 x 70)" * points(2))
+{
+    std::string why;
+    if (!writes_everything(kRaceSize[0], kRaceSize[1], why)) {
+        FAIL_CHECK("not checked: the padded kernel leaves elements unwritten at 100 x 70.\n" << why);
+        return;
+    }
+    //! [racecheck]
+    const SanitizerReport report = sanitize("racecheck", "padded 100x70");
+    //! [racecheck]
+    if (report.verdict == SanitizerReport::Verdict::unavailable) {
+        skip_test(report.why_not);
+        return;
+    }
+    if (report.verdict == SanitizerReport::Verdict::findings)
+        FAIL_CHECK("compute-sanitizer's racecheck found shared-memory hazards in the padded "
+                   "kernel:\n" << report.findings << "Hint: threads read tile elements that other "
+                   "threads load; put __syncthreads() between the load and the transposed read.");
+    else
+        MESSAGE("racecheck: no hazard found");
+}

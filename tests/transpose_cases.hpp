@@ -1,0 +1,130 @@
+// What the checkers of labs 02 and 03 share: the transpose's test data, its correctness check
+// with a diagnosis, and its bandwidth test against the reference solution.
+#pragma once
+
+#include "common/workbook.hpp"
+
+#include <string>
+#include <vector>
+
+namespace transpose {
+
+using namespace workbook;
+
+/// The signature of every transpose launch: out (cols x rows) = in (rows x cols)^T, on the device.
+using Launch = void (*)(const float* in, float* out, int rows, int cols);
+
+// The student's kernel may take up to 1.25x the reference's time before losing the points.
+constexpr double kSpeedFloor = 0.8;
+
+inline const Tolerance& exact_copy()
+{
+    static const Tolerance t{0, 0, "a transpose moves values without changing them"};
+    return t;
+}
+
+struct Case {
+    int rows = 0, cols = 0;
+    std::vector<float> in;
+    std::vector<double> out;  // the reference: out[c][r] = in[r][c]
+};
+
+inline Case make_case(int rows, int cols)
+{
+    Case t;
+    t.rows = rows;
+    t.cols = cols;
+    t.in = random_floats(static_cast<std::size_t>(rows) * cols,
+                         seed_for("in " + std::to_string(rows) + "x" + std::to_string(cols)));
+    t.out.resize(t.in.size());
+    for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r)
+        for (std::size_t c = 0; c < static_cast<std::size_t>(cols); ++c) t.out[c * rows + r] = t.in[r * cols + c];
+    return t;
+}
+
+// What the pattern of failures suggests.
+inline std::string diagnose(const Case& t, const Comparison& result, const GuardReport& guards,
+                            const std::vector<float>& got)
+{
+    if (!guards.intact())
+        return "Threads wrote outside `out`. A tile at the right or bottom edge sticks out past the "
+               "matrix: only write when the element exists (row < rows and col < cols on the read "
+               "side; in `out`, which is cols x rows, the row is below cols and the column below rows).";
+    if (result.unwritten == got.size())
+        return "Nothing was written to `out`: does the kernel write it, and does the launch "
+               "function launch the kernel?";
+    std::size_t copies = 0;  // failing elements that hold in[i] at the same flat index: no transpose
+    for (const Mismatch& m : result.first) copies += !m.unwritten && got[m.index] == t.in[m.index];
+    if (result.wrong > 0 && copies == result.first.size())
+        return "`out` holds `in` copied as it is: the write must swap the roles of row and column, "
+               "out[col][row] = in[row][col], and out has `rows` columns.";
+    if (result.wrong == 0)
+        return "Some elements were never written: does the grid cover the whole matrix, rounding "
+               "up in both directions (x along the columns, y along the rows), and does each thread "
+               "move all 4 of its rows?";
+    return "Wrong values: check the index arithmetic against the map above (row-major: element "
+           "[r][c] of a matrix with C columns is at r * C + c).";
+}
+
+/// Runs a transpose on poisoned, guarded output twice; fails the test with a diagnosis.
+inline void check(Launch launch, const char* function, int rows, int cols)
+{
+    const Case t = make_case(rows, cols);
+    const DeviceBuffer<float> in(t.in);
+    GuardedOutput<float> out(t.in.size());
+    std::vector<float> first_failure;
+    for (int run = 1; run <= 3; ++run) {
+        out.poison();
+        launch(in.data(), out.data(), rows, cols);
+        CUDA_CHECK_LAUNCH(function);
+        const std::vector<float> got = out.download();
+        const Comparison result = compare("out", got, t.out, Shape::grid(cols, rows), exact_copy());
+        const GuardReport guards = out.check_guards();
+        if (result.ok() && guards.intact()) {
+            if (run == 2) return;
+            continue;
+        }
+        // A result that changes between identical runs is a race: run once more to find out.
+        if (first_failure.empty() && run < 3) {
+            first_failure = got;
+            continue;
+        }
+        std::string hint = diagnose(t, result, guards, got);
+        if (!first_failure.empty() && first_failure != got)
+            hint = "The result changes from one run to the next on the same input: a race. Threads "
+                   "read shared memory that other threads may not have written yet: is there a "
+                   "__syncthreads() between loading the tile and reading it?";
+        FAIL_CHECK(function << ", " << rows << " x " << cols << " in, " << cols << " x " << rows
+                            << " out:\n"
+                            << (guards.intact() ? "" : "  " + guards.describe("out", t.in.size()) + "\n")
+                            << result.report() << "Hint: " << hint);
+        return;
+    }
+}
+
+/// Effective bandwidth (2 * rows * cols * 4 bytes over the time) against the reference's.
+inline void check_bandwidth(Launch yours, Launch reference, const char* function, int rows, int cols)
+{
+    const Case t = make_case(rows, cols);
+    const DeviceBuffer<float> in(t.in);
+    GuardedOutput<float> out(t.in.size());
+    yours(in.data(), out.data(), rows, cols);
+    CUDA_CHECK_LAUNCH(function);
+    const Comparison result = compare("out", out.download(), t.out, Shape::grid(cols, rows), exact_copy());
+    if (!result.ok() || !out.check_guards().intact()) {
+        FAIL_CHECK("not timed: " << function << " is wrong at " << rows << " x " << cols
+                   << ". Make the correctness tests pass first.\n" << result.report());
+        return;
+    }
+    const Timing mine = time_gpu([&] { yours(in.data(), out.data(), rows, cols); });
+    const Timing theirs = time_gpu([&] { reference(in.data(), out.data(), rows, cols); });
+    const double bytes = 2.0 * rows * cols * sizeof(float);  // each element read once, written once
+    MESSAGE("your kernel: " << versus_copy(mine.giga_per_second(bytes)) << ", " << mine.describe());
+    MESSAGE("reference:   " << versus_copy(theirs.giga_per_second(bytes)) << ", " << theirs.describe());
+    const double speed = theirs.seconds() / mine.seconds();
+    if (speed < kSpeedFloor)
+        FAIL_CHECK("your kernel takes " << 1 / speed << "x the reference's time (at most "
+                   << 1 / kSpeedFloor << "x earns these points).");
+}
+
+}  // namespace transpose
