@@ -42,9 +42,9 @@ inline Case make_case(int rows, int cols)
     return t;
 }
 
-// What the pattern of failures suggests.
+// What the pattern of failures suggests, the likeliest cause first.
 inline std::string diagnose(const Case& t, const Comparison& result, const GuardReport& guards,
-                            const std::vector<float>& got)
+                            const std::vector<float>& got, bool changes_between_runs)
 {
     if (!guards.intact())
         return "Threads wrote outside `out`. A tile at the right or bottom edge sticks out past the "
@@ -53,6 +53,11 @@ inline std::string diagnose(const Case& t, const Comparison& result, const Guard
     if (result.unwritten == got.size())
         return "Nothing was written to `out`: does the kernel write it, and does the launch "
                "function launch the kernel?";
+    if (changes_between_runs)
+        return "The result changes from one run to the next on the same input. Either several "
+               "threads write the same element (check the write index), or threads read shared "
+               "memory before other threads have loaded it (is there a __syncthreads() between "
+               "loading the tile and reading it?).";
     std::size_t copies = 0;  // failing elements that hold in[i] at the same flat index: no transpose
     for (const Mismatch& m : result.first) copies += !m.unwritten && got[m.index] == t.in[m.index];
     if (result.wrong > 0 && copies == result.first.size())
@@ -89,15 +94,12 @@ inline void check(Launch launch, const char* function, int rows, int cols)
             first_failure = got;
             continue;
         }
-        std::string hint = diagnose(t, result, guards, got);
-        if (!first_failure.empty() && first_failure != got)
-            hint = "The result changes from one run to the next on the same input: a race. Threads "
-                   "read shared memory that other threads may not have written yet: is there a "
-                   "__syncthreads() between loading the tile and reading it?";
-        FAIL_CHECK(function << ", " << rows << " x " << cols << " in, " << cols << " x " << rows
+        const bool changes = !first_failure.empty() && first_failure != got;
+        FAIL_CHECK(std::string(function) << ", " << rows << " x " << cols << " in, " << cols << " x " << rows
                             << " out:\n"
                             << (guards.intact() ? "" : "  " + guards.describe("out", t.in.size()) + "\n")
-                            << result.report() << "Hint: " << hint);
+                            << result.report()
+                            << "Hint: " << diagnose(t, result, guards, got, changes));
         return;
     }
 }
@@ -112,7 +114,7 @@ inline void check_bandwidth(Launch yours, Launch reference, const char* function
     CUDA_CHECK_LAUNCH(function);
     const Comparison result = compare("out", out.download(), t.out, Shape::grid(cols, rows), exact_copy());
     if (!result.ok() || !out.check_guards().intact()) {
-        FAIL_CHECK("not timed: " << function << " is wrong at " << rows << " x " << cols
+        FAIL_CHECK("not timed: " << std::string(function) << " is wrong at " << rows << " x " << cols
                    << ". Make the correctness tests pass first.\n" << result.report());
         return;
     }
@@ -121,6 +123,12 @@ inline void check_bandwidth(Launch yours, Launch reference, const char* function
     const double bytes = 2.0 * rows * cols * sizeof(float);  // each element read once, written once
     MESSAGE("your kernel: " << versus_copy(mine.giga_per_second(bytes)) << ", " << mine.describe());
     MESSAGE("reference:   " << versus_copy(theirs.giga_per_second(bytes)) << ", " << theirs.describe());
+    // The source post's size, for its Tesla P100 table (see the lab's README).
+    const Case post = make_case(2000, 5000);
+    const DeviceBuffer<float> post_in(post.in);
+    DeviceBuffer<float> post_out(post.in.size());
+    const Timing at_post = time_gpu([&] { yours(post_in.data(), post_out.data(), 2000, 5000); });
+    MESSAGE("your kernel at 2000 x 5000, the source post's size: " << at_post.describe());
     const double speed = theirs.seconds() / mine.seconds();
     if (speed < kSpeedFloor)
         FAIL_CHECK("your kernel takes " << 1 / speed << "x the reference's time (at most "

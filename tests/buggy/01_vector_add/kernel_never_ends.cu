@@ -11,8 +11,10 @@
 __global__ void vector_add_kernel(const float* a, const float* b, float* c, int n)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    // BUG: at n = 1023 the loop's condition never becomes false (the compiler cannot know).
-    for (volatile int spin = 0; n == 1023 && spin >= 0; spin = spin | 1) {
+    // BUG: at n = 1023 every thread waits for a[0] to change, which never happens. (A loop
+    // with no side effect may be deleted by the compiler; a volatile load is a side effect.)
+    const volatile float* flag = a;
+    while (n == 1023 && flag[0] == flag[0]) {
     }
     if (i < n) c[i] = a[i] + b[i];
 }

@@ -2,7 +2,7 @@
 // on a square matrix (right only on the diagonal) and scrambled on other shapes.
 // expect-fail: 8192 x 8192
 // expect-fail: 31 x 33
-// expect-message: (copied as it is|Wrong values)
+// expect-message: (copied as it is|check the write index)
 #include "common/check.hpp"
 
 #include <cuda_runtime.h>
