@@ -56,22 +56,22 @@ WORKBOOK_PROBE("padded 4096") { run_padded_once(kProfiledSize, kProfiledSize); }
 WORKBOOK_PROBE("padded 100x70") { run_padded_once(kRaceSize[0], kRaceSize[1]); }
 
 // Step 1: the unpadded tile.
-TEST_CASE("step 1, unpadded: 1 x 1" * points(1)) { check_unpadded(1, 1); }
-TEST_CASE("step 1, unpadded: 31 x 33" * points(1)) { check_unpadded(31, 33); }
-TEST_CASE("step 1, unpadded: 33 x 31" * points(1)) { check_unpadded(33, 31); }
-TEST_CASE("step 1, unpadded: 1025 x 2049" * points(1)) { check_unpadded(1025, 2049); }
-TEST_CASE("step 1, unpadded: 2000 x 5000" * points(1)) { check_unpadded(2000, 5000); }
+TEST_CASE("step 1 (unpadded): 1 x 1" * points(1)) { check_unpadded(1, 1); }
+TEST_CASE("step 1 (unpadded): 31 x 33" * points(1)) { check_unpadded(31, 33); }
+TEST_CASE("step 1 (unpadded): 33 x 31" * points(1)) { check_unpadded(33, 31); }
+TEST_CASE("step 1 (unpadded): 1025 x 2049" * points(1)) { check_unpadded(1025, 2049); }
+TEST_CASE("step 1 (unpadded): 2000 x 5000" * points(1)) { check_unpadded(2000, 5000); }
 
 // Step 2: the padded tile.
-TEST_CASE("step 2, padded: 1 x 1" * points(1)) { check_padded(1, 1); }
-TEST_CASE("step 2, padded: 1 x 5000 (one row)" * points(1)) { check_padded(1, 5000); }
-TEST_CASE("step 2, padded: 5000 x 1 (one column)" * points(1)) { check_padded(5000, 1); }
-TEST_CASE("step 2, padded: 31 x 33" * points(1)) { check_padded(31, 33); }
-TEST_CASE("step 2, padded: 33 x 31" * points(1)) { check_padded(33, 31); }
-TEST_CASE("step 2, padded: 1000 x 1" * points(1)) { check_padded(1000, 1); }
-TEST_CASE("step 2, padded: 1025 x 2049" * points(1)) { check_padded(1025, 2049); }
-TEST_CASE("step 2, padded: 2000 x 5000 (the source post's size)" * points(1)) { check_padded(2000, 5000); }
-TEST_CASE("step 2, padded: 8192 x 8192" * points(2)) { check_padded(8192, 8192); }
+TEST_CASE("step 2 (padded): 1 x 1" * points(1)) { check_padded(1, 1); }
+TEST_CASE("step 2 (padded): 1 x 5000 (one row)" * points(1)) { check_padded(1, 5000); }
+TEST_CASE("step 2 (padded): 5000 x 1 (one column)" * points(1)) { check_padded(5000, 1); }
+TEST_CASE("step 2 (padded): 31 x 33" * points(1)) { check_padded(31, 33); }
+TEST_CASE("step 2 (padded): 33 x 31" * points(1)) { check_padded(33, 31); }
+TEST_CASE("step 2 (padded): 1000 x 1" * points(1)) { check_padded(1000, 1); }
+TEST_CASE("step 2 (padded): 1025 x 2049" * points(1)) { check_padded(1025, 2049); }
+TEST_CASE("step 2 (padded): 2000 x 5000 (the source post's size)" * points(1)) { check_padded(2000, 5000); }
+TEST_CASE("step 2 (padded): 8192 x 8192" * points(2)) { check_padded(8192, 8192); }
 
 TEST_CASE("performance: padded bandwidth against the reference at 8192 x 8192" * points(3))
 {

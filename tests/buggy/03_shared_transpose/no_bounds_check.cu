@@ -1,6 +1,6 @@
 // Buggy variant of lab 03: the write side has no bounds test, so edge tiles write past `out`.
-// expect-fail: step 2, padded: 31 x 33
-// expect-fail: step 1, unpadded: 33 x 31
+// expect-fail: step 2 (padded): 31 x 33
+// expect-fail: step 1 (unpadded): 33 x 31
 // expect-message: wrote outside `out`
 #include "common/check.hpp"
 

@@ -1,7 +1,7 @@
 // Buggy variant of lab 03: the write side reads the tile along a row, as it was loaded, so each
 // tile is copied instead of transposed.
-// expect-fail: step 1, unpadded: 31 x 33
-// expect-fail: step 2, padded: 2000 x 5000 (the source post's size)
+// expect-fail: step 1 (unpadded): 31 x 33
+// expect-fail: step 2 (padded): 2000 x 5000 (the source post's size)
 // expect-message: where the failures are
 #include "common/check.hpp"
 

@@ -2,7 +2,7 @@
 // every column read of the tile is a 32-way bank conflict.
 // expect-fail: padding removes the bank conflicts (4096 x 4096)
 // expect-message: (bank conflicts per shared-memory request|no faster than an unpadded tile)
-// expect-pass: step 2, padded: 2000 x 5000 (the source post's size)
+// expect-pass: step 2 (padded): 2000 x 5000 (the source post's size)
 #include "common/check.hpp"
 
 #include <cuda_runtime.h>
