@@ -215,6 +215,11 @@ int main(int argc, char** argv)
         const char* prefix = "--workbook-probe=";
         if (std::strncmp(argv[i], prefix, std::strlen(prefix)) != 0) continue;
         const std::string probe = argv[i] + std::strlen(prefix);
+        const workbook::DeviceProbe device = workbook::probe_device();
+        if (device.status != workbook::DeviceProbe::Status::ok) {
+            std::fprintf(stderr, "%s\nThe probe was not run.\n", device.message.c_str());
+            return workbook::exit_no_device;
+        }
         try {
             if (!workbook::run_probe(probe)) {
                 std::fprintf(stderr, "no probe named \"%s\"\n", probe.c_str());

@@ -131,24 +131,29 @@ double copy_ceiling_gbs()
     return gbs;
 }
 
+double sgemm_gflops(int m, int k, int n)
+{
+    const DeviceBuffer<float> a(random_floats(static_cast<std::size_t>(m) * k, seed_for("sgemm a")));
+    const DeviceBuffer<float> b(random_floats(static_cast<std::size_t>(k) * n, seed_for("sgemm b")));
+    DeviceBuffer<float> c(static_cast<std::size_t>(m) * n);
+    CublasHandle cublas;
+    const float alpha = 1.0f, beta = 0.0f;
+    const Timing t = time_gpu([&] {
+        // Column-major cuBLAS computes the row-major C = A·B as C^T = B^T·A^T.
+        if (cublasSgemm(cublas.handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b.data(), n,
+                        a.data(), k, &beta, c.data(), n) != CUBLAS_STATUS_SUCCESS)
+            throw std::runtime_error("cublasSgemm failed");
+    });
+    return t.giga_per_second(2.0 * m * n * static_cast<double>(k));
+}
+
 double sgemm_ceiling_gflops()
 {
     static const double gflops = [] {
         if (double known = from_environment("WORKBOOK_SGEMM_GFLOPS")) return known;
         int n = 4096;
         while (n > 512 && 3.0 * n * n * sizeof(float) > device_facts().global_bytes / 4) n /= 2;
-        const std::size_t count = static_cast<std::size_t>(n) * n;
-        DeviceBuffer<float> a(random_floats(count, seed_for("sgemm ceiling a")));
-        DeviceBuffer<float> b(random_floats(count, seed_for("sgemm ceiling b")));
-        DeviceBuffer<float> c(count);
-        CublasHandle cublas;
-        const float alpha = 1.0f, beta = 0.0f;
-        const Timing t = time_gpu([&] {
-            if (cublasSgemm(cublas.handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.data(), n,
-                            b.data(), n, &beta, c.data(), n) != CUBLAS_STATUS_SUCCESS)
-                throw std::runtime_error("cublasSgemm failed while measuring the FP32 ceiling");
-        });
-        return t.giga_per_second(2.0 * n * n * static_cast<double>(n));
+        return sgemm_gflops(n, n, n);
     }();
     return gflops;
 }

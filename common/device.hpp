@@ -61,6 +61,13 @@ double copy_ceiling_gbs();
 /// earlier in the same grade run.
 double sgemm_ceiling_gflops();
 
+/// \brief cuBLAS SGEMM FP32 (TF32 off) on random m x k and k x n matrices, in GFLOP/s.
+/// \param m rows of A and C
+/// \param k columns of A, rows of B
+/// \param n columns of B and C
+/// \snippet tests/matmul_cases.hpp cublas
+double sgemm_gflops(int m, int k, int n);
+
 /// \brief "2710 GB/s = 91% of copy (2990 GB/s)": a bandwidth beside the copy ceiling.
 /// \param gbs the bandwidth to report
 /// \snippet tests/check_01_vector_add.cpp versus

@@ -7,6 +7,7 @@
 #include "checker.hpp"
 #include "compare.hpp"
 #include "device.hpp"
+#include "gemm_reference.hpp"
 #include "random.hpp"
 #include "stats.hpp"
 #include "timing.hpp"

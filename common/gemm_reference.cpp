@@ -1,0 +1,87 @@
+#include "gemm_reference.hpp"
+
+#include "buffers.hpp"
+#include "check.hpp"
+#include "random.hpp"
+
+#include <cublas_v2.h>
+
+#include <cmath>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace workbook {
+
+namespace {
+
+// Products up to this many multiply-adds are computed on the CPU (about a second on one core).
+constexpr double kCpuLimit = 1u << 28;
+constexpr int kSpotChecks = 256;
+
+double dot(const std::vector<float>& a, const std::vector<float>& b, int k, int n, int i, int j,
+           double* magnitude)
+{
+    double sum = 0, size = 0;
+    for (int p = 0; p < k; ++p) {
+        const double term = static_cast<double>(a[static_cast<std::size_t>(i) * k + p]) *
+                            b[static_cast<std::size_t>(p) * n + j];
+        sum += term;
+        size += std::fabs(term);
+    }
+    if (magnitude) *magnitude = size;
+    return sum;
+}
+
+std::vector<double> on_cpu(const std::vector<float>& a, const std::vector<float>& b, int m, int k, int n)
+{
+    std::vector<double> c(static_cast<std::size_t>(m) * n, 0.0);
+    for (int i = 0; i < m; ++i)
+        for (int p = 0; p < k; ++p) {
+            const double a_ip = a[static_cast<std::size_t>(i) * k + p];
+            const float* b_row = &b[static_cast<std::size_t>(p) * n];
+            double* c_row = &c[static_cast<std::size_t>(i) * n];
+            for (int j = 0; j < n; ++j) c_row[j] += a_ip * b_row[j];
+        }
+    return c;
+}
+
+std::vector<double> on_gpu(const std::vector<float>& a, const std::vector<float>& b, int m, int k, int n)
+{
+    const DeviceBuffer<double> da(std::vector<double>(a.begin(), a.end()));
+    const DeviceBuffer<double> db(std::vector<double>(b.begin(), b.end()));
+    DeviceBuffer<double> dc(static_cast<std::size_t>(m) * n);
+    cublasHandle_t handle = nullptr;
+    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
+    const double one = 1, zero = 0;
+    // cuBLAS is column-major: a row-major C = A·B is the column-major C^T = B^T·A^T.
+    const cublasStatus_t status = cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one,
+                                              db.data(), n, da.data(), k, &zero, dc.data(), n);
+    cublasDestroy(handle);
+    if (status != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasDgemm failed");
+    return dc.download();
+}
+
+}  // namespace
+
+std::vector<double> gemm_reference(const std::vector<float>& a, const std::vector<float>& b, int m,
+                                   int k, int n)
+{
+    if (static_cast<double>(m) * n * k <= kCpuLimit) return on_cpu(a, b, m, k, n);
+    std::vector<double> c = on_gpu(a, b, m, k, n);
+    // Trust, but verify: DGEMM must match the CPU's float64 loop wherever we look.
+    Rng rng(seed_for("gemm reference spot checks"));
+    for (int s = 0; s < kSpotChecks; ++s) {
+        const int i = static_cast<int>(rng.next() % static_cast<unsigned>(m));
+        const int j = static_cast<int>(rng.next() % static_cast<unsigned>(n));
+        double magnitude = 0;
+        const double expected = dot(a, b, k, n, i, j, &magnitude);
+        const double got = c[static_cast<std::size_t>(i) * n + j];
+        if (std::fabs(got - expected) > 1e-12 * (magnitude + 1))
+            throw std::runtime_error("checker bug: cuBLAS DGEMM and the CPU disagree at C[" +
+                                     std::to_string(i) + "][" + std::to_string(j) + "]");
+    }
+    return c;
+}
+
+}  // namespace workbook

@@ -1,0 +1,26 @@
+/// \file gemm_reference.hpp
+/// \brief The float64 reference for matrix products, fast enough for 4096 x 4096 x 4096.
+///
+/// A float64 loop on the CPU is the plainest reference, and the workbook uses it for small
+/// products. At 4096^3 it would take minutes on a two-core machine, so larger products are
+/// computed by cuBLAS DGEMM on the GPU, in float64 from the same float inputs, and that result is
+/// itself checked against the CPU loop at random entries before any student's output is compared
+/// with it.
+#pragma once
+
+#include <vector>
+
+namespace workbook {
+
+/// \brief C = A·B in float64, where A is m x k, B is k x n and C is m x n, all row-major.
+/// \param a m * k floats
+/// \param b k * n floats
+/// \param m rows of A and C
+/// \param k columns of A, rows of B
+/// \param n columns of B and C
+/// \return m * n doubles; throws std::runtime_error if DGEMM and the CPU disagree
+/// \snippet tests/matmul_cases.hpp reference
+std::vector<double> gemm_reference(const std::vector<float>& a, const std::vector<float>& b, int m,
+                                   int k, int n);
+
+}  // namespace workbook

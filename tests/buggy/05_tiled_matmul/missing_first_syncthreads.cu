@@ -1,0 +1,45 @@
+// Buggy variant of lab 05: no barrier between loading the tiles and reading them.
+// expect-fail: no shared-memory race: compute-sanitizer racecheck (100 x 70 x 90)
+// expect-message: racecheck found shared-memory hazards
+#include "common/check.hpp"
+
+#include <cuda_runtime.h>
+
+constexpr int TILE = 16;
+
+//! [kernel]
+__global__ void matmul_tiled_kernel(const float* a, const float* b, float* c, int m, int k, int n)
+{
+    __shared__ float a_tile[TILE][TILE];
+    __shared__ float b_tile[TILE][TILE];
+
+    const int row = blockIdx.y * TILE + threadIdx.y;
+    const int col = blockIdx.x * TILE + threadIdx.x;
+    float sum = 0.0f;
+    // No thread leaves early: threads outside C still load tile cells and reach both barriers.
+    for (int phase = 0; phase < (k + TILE - 1) / TILE; ++phase) {
+        // Each thread loads one cell of each tile. Cells past the edge of A or B get 0, so the
+        // last, partial phase adds nothing for them.
+        const int a_col = phase * TILE + threadIdx.x;
+        const int b_row = phase * TILE + threadIdx.y;
+        a_tile[threadIdx.y][threadIdx.x] = (row < m && a_col < k) ? a[row * k + a_col] : 0.0f;
+        b_tile[threadIdx.y][threadIdx.x] = (b_row < k && col < n) ? b[b_row * n + col] : 0.0f;
+        // BUG: no barrier 1; threads may read tile cells before they are loaded
+
+        for (int p = 0; p < TILE; ++p) sum += a_tile[threadIdx.y][p] * b_tile[p][threadIdx.x];
+        // Barrier 2: everyone has finished reading before the next phase overwrites the tiles.
+        __syncthreads();
+    }
+    if (row < m && col < n) c[row * n + col] = sum;
+}
+//! [kernel]
+
+//! [launch]
+void launch_matmul_tiled(const float* a, const float* b, float* c, int m, int k, int n)
+{
+    const dim3 block(TILE, TILE);
+    const dim3 grid((n + TILE - 1) / TILE, (m + TILE - 1) / TILE);
+    matmul_tiled_kernel<<<grid, block>>>(a, b, c, m, k, n);
+    CUDA_CHECK(cudaGetLastError());
+}
+//! [launch]

@@ -1,0 +1,49 @@
+// Buggy variant of lab 05: cells of a partial tile are not set to 0, so they keep the previous
+// phase's values and add them into the sums whenever k is not a multiple of TILE.
+// expect-fail: 17 x 33 x 65
+// expect-fail: 1024 x 777 x 1023
+// expect-message: partial tiles
+#include "common/check.hpp"
+
+#include <cuda_runtime.h>
+
+constexpr int TILE = 16;
+
+//! [kernel]
+__global__ void matmul_tiled_kernel(const float* a, const float* b, float* c, int m, int k, int n)
+{
+    __shared__ float a_tile[TILE][TILE];
+    __shared__ float b_tile[TILE][TILE];
+
+    const int row = blockIdx.y * TILE + threadIdx.y;
+    const int col = blockIdx.x * TILE + threadIdx.x;
+    float sum = 0.0f;
+    // No thread leaves early: threads outside C still load tile cells and reach both barriers.
+    for (int phase = 0; phase < (k + TILE - 1) / TILE; ++phase) {
+        // Each thread loads one cell of each tile. Cells past the edge of A or B get 0, so the
+        // last, partial phase adds nothing for them.
+        const int a_col = phase * TILE + threadIdx.x;
+        const int b_row = phase * TILE + threadIdx.y;
+        // BUG: cells past the edge keep whatever the previous phase left there
+        if (row < m && a_col < k) a_tile[threadIdx.y][threadIdx.x] = a[row * k + a_col];
+        if (b_row < k && col < n) b_tile[threadIdx.y][threadIdx.x] = b[b_row * n + col];
+        // Barrier 1: the tiles are complete before anyone reads them.
+        __syncthreads();
+
+        for (int p = 0; p < TILE; ++p) sum += a_tile[threadIdx.y][p] * b_tile[p][threadIdx.x];
+        // Barrier 2: everyone has finished reading before the next phase overwrites the tiles.
+        __syncthreads();
+    }
+    if (row < m && col < n) c[row * n + col] = sum;
+}
+//! [kernel]
+
+//! [launch]
+void launch_matmul_tiled(const float* a, const float* b, float* c, int m, int k, int n)
+{
+    const dim3 block(TILE, TILE);
+    const dim3 grid((n + TILE - 1) / TILE, (m + TILE - 1) / TILE);
+    matmul_tiled_kernel<<<grid, block>>>(a, b, c, m, k, n);
+    CUDA_CHECK(cudaGetLastError());
+}
+//! [launch]

@@ -1,0 +1,33 @@
+// Checker for lab 05's going-further part, register blocking (bonus points only).
+//
+// Correctness on shapes that exercise both the 16-byte load path (k and n multiples of 4) and
+// the scalar one, with partial 128 x 128 tiles; then GFLOP/s at 4096^3 beside the reference's
+// and cuBLAS's.
+#include "matmul_cases.hpp"
+
+#include "05_register_blocking.hpp"
+namespace reference {
+#include "05_register_blocking.hpp"
+}
+
+using namespace workbook;
+
+namespace {
+void check_blocked(int m, int k, int n)
+{
+    matmul::check(launch_matmul_register_blocked, "launch_matmul_register_blocked", m, k, n,
+                  " Partial 128 x 128 tiles and a last slice shorter than 8 must load zeros.");
+}
+}  // namespace
+
+TEST_CASE("register blocking: 1 x 1 x 1" * bonus(1)) { check_blocked(1, 1, 1); }
+TEST_CASE("register blocking: 17 x 33 x 65 (scalar loads)" * bonus(1)) { check_blocked(17, 33, 65); }
+TEST_CASE("register blocking: 200 x 36 x 300 (16-byte loads, partial tiles)" * bonus(1)) { check_blocked(200, 36, 300); }
+TEST_CASE("register blocking: 1024 x 777 x 1023" * bonus(1)) { check_blocked(1024, 777, 1023); }
+TEST_CASE("register blocking: 4096 x 4096 x 4096" * bonus(1)) { check_blocked(4096, 4096, 4096); }
+
+TEST_CASE("register blocking: performance against the reference at 4096" * bonus(3))
+{
+    matmul::check_performance(launch_matmul_register_blocked, reference::launch_matmul_register_blocked,
+                              "launch_matmul_register_blocked");
+}

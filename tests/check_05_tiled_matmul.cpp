@@ -1,0 +1,102 @@
+// Checker for lab 05, tiled matrix multiplication.
+//
+// The shapes of lab 04, most of which leave partial tiles; a racecheck of the two barriers;
+// GFLOP/s at 4096^3 beside the reference's and cuBLAS's, and the reference tiled kernel's
+// speedup over the reference naive kernel of lab 04.
+#include "matmul_cases.hpp"
+
+#include "05_tiled_matmul.hpp"
+namespace reference {
+#include "05_tiled_matmul.hpp"
+}
+#include "04_naive_matmul.hpp"
+namespace reference_04 {
+#include "04_naive_matmul.hpp"
+}
+
+#include <string>
+
+using namespace workbook;
+
+namespace {
+
+const std::string kTileHint =
+    " When only some shapes fail, look at the partial tiles: the last phase sticks out past A's "
+    "columns and B's rows when k is not a multiple of TILE, and each load must put 0 there.";
+
+void check_tiled(int m, int k, int n) { matmul::check(launch_matmul_tiled, "launch_matmul_tiled", m, k, n, kTileHint); }
+
+constexpr int kRaceShape[3] = {100, 70, 90};
+
+void run_tiled_once(int m, int k, int n)
+{
+    const matmul::Case t = matmul::make_case(m, k, n);
+    const DeviceBuffer<float> a(t.a), b(t.b);
+    DeviceBuffer<float> c(t.c.size());
+    launch_matmul_tiled(a.data(), b.data(), c.data(), m, k, n);
+    CUDA_CHECK_LAUNCH("launch_matmul_tiled");
+}
+
+double speedup_of_tiled_reference()
+{
+    const int s = matmul::kTimedSize;
+    const matmul::Case t = matmul::make_case(s, s, s);
+    const DeviceBuffer<float> a(t.a), b(t.b);
+    DeviceBuffer<float> c(t.c.size());
+    const Timing naive = time_gpu([&] { reference_04::launch_matmul_naive(a.data(), b.data(), c.data(), s, s, s); });
+    const Timing tiled = time_gpu([&] { reference::launch_matmul_tiled(a.data(), b.data(), c.data(), s, s, s); });
+    return naive.seconds() / tiled.seconds();
+}
+
+}  // namespace
+
+WORKBOOK_PROBE("tiled 100x70x90") { run_tiled_once(kRaceShape[0], kRaceShape[1], kRaceShape[2]); }
+
+// The workbook's own claim, run by `make test`: the tiled reference clearly beats the naive one.
+WORKBOOK_PROBE("reference speedup")
+{
+    const double speedup = speedup_of_tiled_reference();
+    std::printf("reference tiled kernel / reference naive kernel at 4096: %.2fx faster\n", speedup);
+    if (speedup < 1.2) throw std::runtime_error("the tiled reference is not clearly faster than the naive one");
+}
+
+TEST_CASE("1 x 1 x 1" * points(1)) { check_tiled(1, 1, 1); }
+TEST_CASE("1 x 5000 x 1 (one long inner product)" * points(1)) { check_tiled(1, 5000, 1); }
+TEST_CASE("17 x 33 x 65" * points(1)) { check_tiled(17, 33, 65); }
+TEST_CASE("31 x 32 x 33" * points(1)) { check_tiled(31, 32, 33); }
+TEST_CASE("1000 x 1 x 1000 (an outer product)" * points(1)) { check_tiled(1000, 1, 1000); }
+TEST_CASE("512 x 512 x 512" * points(1)) { check_tiled(512, 512, 512); }
+TEST_CASE("1024 x 777 x 1023" * points(1)) { check_tiled(1024, 777, 1023); }
+TEST_CASE("4096 x 4096 x 4096" * points(2)) { check_tiled(4096, 4096, 4096); }
+
+TEST_CASE("no shared-memory race: compute-sanitizer racecheck (100 x 70 x 90)" * points(2))
+{
+    const matmul::Case t = matmul::make_case(kRaceShape[0], kRaceShape[1], kRaceShape[2]);
+    const DeviceBuffer<float> a(t.a), b(t.b);
+    GuardedOutput<float> c(t.c.size());
+    launch_matmul_tiled(a.data(), b.data(), c.data(), t.m, t.k, t.n);
+    CUDA_CHECK_LAUNCH("launch_matmul_tiled");
+    if (count_poison(c.download().data(), t.c.size()) > 0) {
+        FAIL_CHECK("not checked: launch_matmul_tiled leaves elements of C unwritten at 100 x 70 x 90.");
+        return;
+    }
+    const SanitizerReport report = sanitize("racecheck", "tiled 100x70x90");
+    if (report.verdict == SanitizerReport::Verdict::unavailable) {
+        skip_test(report.why_not);
+        return;
+    }
+    if (report.verdict == SanitizerReport::Verdict::findings)
+        FAIL_CHECK("compute-sanitizer's racecheck found shared-memory hazards:\n" << report.findings
+                   << "Hint: each phase needs two barriers: one after loading the tiles (nobody "
+                      "reads a cell before it is loaded), one after using them (nobody overwrites "
+                      "a cell that another thread still reads).");
+    else
+        MESSAGE("racecheck: no hazard found");
+}
+
+TEST_CASE("performance: GFLOP/s against the reference at 4096" * points(3))
+{
+    matmul::check_performance(launch_matmul_tiled, reference::launch_matmul_tiled, "launch_matmul_tiled");
+    MESSAGE("the reference tiled kernel is " << speedup_of_tiled_reference()
+            << "x as fast as lab 04's reference naive kernel here (the IJCEE paper saw about 2x)");
+}
