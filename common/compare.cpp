@@ -19,11 +19,16 @@ std::string number(double v)
     return text;
 }
 
-// Cell c of n cells covers [c * size / n, (c + 1) * size / n).
+// Index i falls in cell floor(i * cells / size), so cell c holds the indices from
+// ceil(c * size / cells) up to, not including, ceil((c + 1) * size / cells).
 std::size_t cell_of(std::size_t i, std::size_t size, std::size_t cells) { return i * cells / size; }
+std::size_t cell_start(std::size_t c, std::size_t size, std::size_t cells)
+{
+    return (c * size + cells - 1) / cells;
+}
 std::size_t cell_size(std::size_t c, std::size_t size, std::size_t cells)
 {
-    return (c + 1) * size / cells - c * size / cells;
+    return cell_start(c + 1, size, cells) - cell_start(c, size, cells);
 }
 }  // namespace
 

@@ -68,13 +68,28 @@ class Lab:
         self.problem = ""        # a lab-level failure: compile error, no GPU, ...
         self.log_path = ""
 
+    # Bonus points are earned beyond the total: a lab is "12/12 +2/2 bonus".
     @property
     def score(self):
-        return sum(t.score for t in self.tests)
+        return sum(t.points for t in self.tests if t.status == "passed")
 
     @property
     def max_score(self):
-        return sum(t.points for t in self.tests)  # bonus points are beyond the total
+        return sum(t.points for t in self.tests)
+
+    @property
+    def bonus(self):
+        return sum(t.bonus for t in self.tests if t.status == "passed")
+
+    @property
+    def max_bonus(self):
+        return sum(t.bonus for t in self.tests)
+
+    def summary(self):
+        text = "%d/%d" % (self.score, self.max_score)
+        if self.max_bonus:
+            text += " +%d/%d bonus" % (self.bonus, self.max_bonus)
+        return text
 
 
 # ----------------------------------------------------------------------------------------------
@@ -271,7 +286,10 @@ def probe_device(build_dir):
 
 def print_test(test):
     mark = {"passed": "OK  ", "failed": "FAIL", "skipped": "SKIP"}[test.status]
-    worth = "%d/%d" % (test.score, test.points) + ("+%d bonus" % test.bonus if test.bonus else "")
+    if test.points:
+        worth = "%d/%d" % (test.score if test.status == "passed" else 0, test.points)
+    else:
+        worth = "%d/%d bonus" % (test.score, test.bonus)
     name = test.name if len(test.name) <= 62 else test.name[:59] + "..."
     print("  %s %s %s %-8s %5.1fs" % (name, "." * (64 - len(name)), mark, worth, test.seconds))
     if test.output and (test.status == "failed" or test.output.strip()):
@@ -297,7 +315,7 @@ def write_results_json(path, labs, seed, device, seconds):
                           "status": "passed" if t.status == "passed" else "failed",
                           "output": output, "visibility": "visible"})
     result = {
-        "score": sum(lab.score for lab in labs),
+        "score": sum(lab.score + lab.bonus for lab in labs),
         "execution_time": round(seconds, 1),
         "output": "seed %d (replay: make grade SEED=%d); device: %s" % (
             seed, seed, device.get("device", device.get("message", "none"))),
@@ -439,9 +457,12 @@ def grade(args):
     print("")
     for lab in labs:
         note = " (%s)" % lab.problem.splitlines()[0] if lab.problem else ""
-        print("Lab %s %-24s %3d/%d%s" % (lab.number, lab.title, lab.score, lab.max_score, note))
+        print("Lab %s %-24s %s%s" % (lab.number, lab.title, lab.summary(), note))
     total, possible = sum(lab.score for lab in labs), sum(lab.max_score for lab in labs)
+    bonus, possible_bonus = sum(lab.bonus for lab in labs), sum(lab.max_bonus for lab in labs)
     print("Score: %d/%d" % (total, possible))
+    if possible_bonus:
+        print("Bonus: %d/%d" % (bonus, possible_bonus))
     seconds = time.monotonic() - started
     write_results_json(os.path.join(out_dir, "results.json"), labs, seed, device, seconds)
     write_junit(os.path.join(out_dir, "junit.xml"), labs)
@@ -450,9 +471,9 @@ def grade(args):
     if not device.get("ok"):
         status = EXIT_NO_DEVICE
     elif args.expect == "full":
-        status = 0 if total == possible else 1
+        status = 0 if total == possible and bonus == possible_bonus else 1
     elif args.expect == "zero":
-        status = 0 if total == 0 else 1
+        status = 0 if total == 0 and bonus == 0 else 1
     else:
         status = 0 if total == possible else 1
     return labs, device, seed, status

@@ -222,7 +222,7 @@ class Reports(GraderTest):
             self.assertIsInstance(t["output"], str)
             self.assertIn(t["visibility"], ("visible", "hidden", "after_due_date", "after_published"))
         self.assertEqual(result["score"], sum(t["score"] for t in tests))
-        self.assertEqual(result["score"], labs[0].score)
+        self.assertEqual(result["score"], labs[0].score + labs[0].bonus)
         self.assertEqual(len(tests), len(NAMES) + 2 + 1)
 
         by_name = {t["name"]: t for t in tests}

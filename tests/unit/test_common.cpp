@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <sstream>
 #include <vector>
 
 using namespace workbook;
@@ -163,6 +164,27 @@ TEST_CASE("compare: a large matrix's map aggregates cells and marks partial ones
     const std::string map = r.map();
     CHECK(map.find(std::string(64, 'u')) != std::string::npos);  // the bottom band of cells
     CHECK(map.find(std::string(64, '.')) != std::string::npos);  // the rest is fine
+}
+
+TEST_CASE("compare: a map of an all-wrong matrix is all X, whatever its shape")
+{
+    for (const auto& dims : {std::pair<std::size_t, std::size_t>{17, 65}, {100, 70}, {5, 3}, {1, 1000}}) {
+        const std::size_t rows = dims.first, cols = dims.second;
+        const std::vector<float> got(rows * cols, 2.0f);
+        const std::vector<double> want(rows * cols, 1.0);
+        const Comparison r = compare("C", got, want, Shape::grid(rows, cols), Tolerance::exact());
+        CAPTURE(rows);
+        CAPTURE(cols);
+        std::istringstream lines(r.map());
+        std::string line;
+        int map_rows = 0;
+        while (std::getline(lines, line)) {
+            if (line.rfind("    |", 0) != 0) continue;  // only the map's own rows
+            ++map_rows;
+            CHECK(line.find_first_not_of('X', 5) == line.size() - 1);  // X up to the closing '|'
+        }
+        CHECK(map_rows == static_cast<int>(std::min<std::size_t>(rows, 16)));
+    }
 }
 
 TEST_CASE("stats: median, quartiles and spread")
