@@ -10,5 +10,6 @@
 #include "gemm_reference.hpp"
 #include "random.hpp"
 #include "stats.hpp"
+#include "sweep.hpp"
 #include "timing.hpp"
 #include "tools.hpp"

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,7 @@ namespace matmul {
 using namespace workbook;
 
 /// Every matmul launch: C (m x n) = A (m x k) · B (k x n), row-major, on the device.
-using Launch = void (*)(const float* a, const float* b, float* c, int m, int k, int n);
+using Launch = std::function<void(const float* a, const float* b, float* c, int m, int k, int n)>;
 
 // The student's kernel may take up to 1.25x the reference's time before losing the points.
 constexpr double kSpeedFloor = 0.8;
@@ -84,7 +85,7 @@ inline std::string diagnose(const Case& t, const Comparison& result, const Guard
                "along the columns of C, y along its rows.";
     if (result.unwritten > 0)
         return "Some elements of C were never written: does the grid cover C, rounding up in both "
-               "directions (grid.x along the n columns, grid.y along the m rows)?";
+               "directions (grid.x along the n columns, grid.y along the m rows)?" + lab_hint;
     return "Wrong values: check the indices, A[row][p] = a[row * k + p] and B[p][col] = "
            "b[p * n + col], and the map above." + lab_hint;
 }

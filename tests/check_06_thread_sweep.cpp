@@ -1,0 +1,240 @@
+// Checker for lab 06, the thread-count sweep.
+//
+// The dynamic-tile matmul at every swept tile on a shape no tile divides; vector add at every
+// swept block size; the occupancy predictions; the sweep's completeness; the curve's shape,
+// checked loosely and only as ratios; and the report: a table, a CSV, the CPU reference and a
+// plot.
+#include "matmul_cases.hpp"
+
+#include "06_thread_sweep.hpp"
+namespace reference {
+#include "06_thread_sweep.hpp"
+}
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+using namespace workbook;
+
+namespace {
+
+const int kTiles[] = {1, 2, 4, 8, 16, 32};
+const int kBlockSizes[] = {32, 64, 128, 256, 512, 1024};
+constexpr int kPaperSize = 512;   // the IJCEE paper's Table 2
+constexpr int kLargeSize = 2048;  // 4 Mi threads at the largest tile: enough to fill the GPU
+constexpr int kVectorN = 1 << 26;
+
+void check_tile(int tile)
+{
+    matmul::check([tile](const float* a, const float* b, float* c, int m, int k, int n) {
+        launch_matmul_dynamic_tile(a, b, c, m, k, n, tile);
+    }, ("launch_matmul_dynamic_tile with tile " + std::to_string(tile)).c_str(), 100, 70, 90,
+       " Does the kernel take its tile edge from blockDim.x, and does the launch give it "
+       "2 * tile * tile floats of shared memory?");
+}
+
+struct Matrices {
+    explicit Matrices(int size)
+        : a(random_floats(static_cast<std::size_t>(size) * size, seed_for("sweep a"))),
+          b(random_floats(static_cast<std::size_t>(size) * size, seed_for("sweep b"))),
+          c(static_cast<std::size_t>(size) * size) {}
+    DeviceBuffer<float> a, b, c;
+};
+
+struct Vectors {
+    explicit Vectors(int n)
+        : a(random_floats(n, seed_for("sweep va"))), b(random_floats(n, seed_for("sweep vb"))), c(n) {}
+    DeviceBuffer<float> a, b, c;
+};
+
+// Whether a sweep has exactly the expected settings, in order, with sane values.
+bool complete(const std::vector<SweepPoint>& points, const std::vector<int>& expected, double work,
+              std::string& why)
+{
+    std::vector<int> got;
+    for (const SweepPoint& p : points) got.push_back(p.threads_per_block);
+    if (got != expected) {
+        why = "expected points at";
+        for (int t : expected) why += " " + std::to_string(t);
+        why += " threads per block, got";
+        for (int t : got) why += " " + std::to_string(t);
+        why += got.size() < expected.size() ? " (points missing)" : "";
+        return false;
+    }
+    for (const SweepPoint& p : points) {
+        const double rate_from_time = work / (p.ms * 1e-3) / 1e9;
+        if (!(p.ms > 0) || std::fabs(p.rate - rate_from_time) > 0.05 * rate_from_time || !(p.occupancy > 0) ||
+            p.occupancy > 1) {
+            why = "the point at " + std::to_string(p.threads_per_block) + " threads has ms = " +
+                  std::to_string(p.ms) + ", rate = " + std::to_string(p.rate) + " (the work over the time gives " +
+                  std::to_string(rate_from_time) + "), occupancy = " + std::to_string(p.occupancy);
+            return false;
+        }
+    }
+    return true;
+}
+
+double cpu_matmul_ms(int size, int threads)
+{
+    const std::vector<float> a = random_floats(static_cast<std::size_t>(size) * size, 1);
+    const std::vector<float> b = random_floats(static_cast<std::size_t>(size) * size, 2);
+    std::vector<float> c(a.size());
+    const auto rows = [&](int first, int last) {
+        for (int i = first; i < last; ++i)
+            for (int j = 0; j < size; ++j) {
+                float sum = 0;
+                for (int p = 0; p < size; ++p) sum += a[static_cast<std::size_t>(i) * size + p] * b[static_cast<std::size_t>(p) * size + j];
+                c[static_cast<std::size_t>(i) * size + j] = sum;
+            }
+    };
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(rows, size * t / threads, size * (t + 1) / threads);
+    for (auto& t : pool) t.join();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string csv_path() { return output_folder("lab06") + "/sweep.csv"; }
+
+}  // namespace
+
+TEST_CASE("tile 1 x 1: 100 x 70 x 90" * points(1)) { check_tile(1); }
+TEST_CASE("tile 2 x 2: 100 x 70 x 90" * points(1)) { check_tile(2); }
+TEST_CASE("tile 4 x 4: 100 x 70 x 90" * points(1)) { check_tile(4); }
+TEST_CASE("tile 8 x 8: 100 x 70 x 90" * points(1)) { check_tile(8); }
+TEST_CASE("tile 16 x 16: 100 x 70 x 90" * points(1)) { check_tile(16); }
+TEST_CASE("tile 32 x 32: 100 x 70 x 90" * points(1)) { check_tile(32); }
+
+TEST_CASE("vector add with every block size: n = 1000003" * points(1))
+{
+    const int n = 1000003;
+    const std::vector<float> a = random_floats(n, seed_for("va")), b = random_floats(n, seed_for("vb"));
+    std::vector<double> expected(n);
+    for (int i = 0; i < n; ++i) expected[i] = static_cast<double>(a[i]) + b[i];
+    const DeviceBuffer<float> da(a), db(b);
+    GuardedOutput<float> c(n);
+    for (int threads : kBlockSizes) {
+        c.poison();
+        launch_vector_add_blocks(da.data(), db.data(), c.data(), n, threads);
+        CUDA_CHECK_LAUNCH("launch_vector_add_blocks");
+        const Comparison result = compare("c", c.download(), expected, Shape::vector(n),
+                                          Tolerance{0, 0x1p-23, "one rounding of a + b"});
+        if (!result.ok() || !c.check_guards().intact()) {
+            FAIL_CHECK("launch_vector_add_blocks with " << threads << " threads per block:\n" << result.report()
+                       << "Hint: blocks = (n + threads_per_block - 1) / threads_per_block.");
+            return;
+        }
+    }
+}
+
+TEST_CASE("occupancy: what the runtime predicts" * points(1))
+{
+    for (int tile : kTiles) {
+        const double yours = predicted_occupancy_matmul(tile), theirs = reference::predicted_occupancy_matmul(tile);
+        if (!(yours > 0 && yours <= 1 && std::fabs(yours - theirs) <= 0.25))
+            FAIL_CHECK("predicted_occupancy_matmul(" << tile << ") = " << yours << "; the reference predicts "
+                       << theirs << " for its kernel.\nHint: active blocks per SM times warps per block "
+                       "((threads + 31) / 32), over cudaDevAttrMaxThreadsPerMultiProcessor / 32.");
+    }
+    for (int threads : kBlockSizes) {
+        const double yours = predicted_occupancy_vector_add(threads), theirs = reference::predicted_occupancy_vector_add(threads);
+        if (!(yours > 0 && yours <= 1 && std::fabs(yours - theirs) <= 0.25))
+            FAIL_CHECK("predicted_occupancy_vector_add(" << threads << ") = " << yours << "; the reference predicts " << theirs);
+    }
+    const int suggested = suggested_vector_add_block_size();
+    if (suggested < 32 || suggested > 1024 || suggested % 32 != 0)
+        FAIL_CHECK("suggested_vector_add_block_size() = " << suggested
+                   << ": cudaOccupancyMaxPotentialBlockSize suggests a whole number of warps, 32 to 1024");
+}
+
+TEST_CASE("the sweep produces every point" * points(2))
+{
+    Matrices m(kPaperSize);
+    std::string why;
+    if (!complete(sweep_matmul(m.a.data(), m.b.data(), m.c.data(), kPaperSize), {1, 4, 16, 64, 256, 1024},
+                  2.0 * kPaperSize * kPaperSize * kPaperSize, why))
+        FAIL_CHECK("sweep_matmul at 512: " << why);
+    Vectors v(1 << 20);
+    if (!complete(sweep_vector_add(v.a.data(), v.b.data(), v.c.data(), 1 << 20), {32, 64, 128, 256, 512, 1024},
+                  3.0 * (1 << 20) * sizeof(float), why))
+        FAIL_CHECK("sweep_vector_add: " << why);
+}
+
+TEST_CASE("the curve: 1 thread per block is far slower than 256 and the best is at 64 or more" * points(2))
+{
+    // Timed here, on your launch, not taken from your sweep; compared only with each other.
+    Matrices m(kPaperSize);
+    std::vector<double> ms;
+    for (int tile : kTiles)
+        ms.push_back(time_gpu([&] { launch_matmul_dynamic_tile(m.a.data(), m.b.data(), m.c.data(), kPaperSize, kPaperSize, kPaperSize, tile); },
+                              TimingOptions{1, 5, true}).ms.median);
+    const int best = kTiles[std::min_element(ms.begin(), ms.end()) - ms.begin()];
+    MESSAGE("your kernel at 512: 1 thread " << ms[0] << " ms, 256 threads " << ms[4] << " ms, fastest with "
+            << best * best << " threads per block");
+    if (ms[0] < 4 * ms[4])
+        FAIL_CHECK("blocks of 1 thread take only " << ms[0] / ms[4] << "x the time of blocks of 256: expected "
+                   "far slower (a block of 1 thread wastes 31 of its warp's 32 lanes).");
+    if (best * best < 64)
+        FAIL_CHECK("the fastest tile has " << best * best << " threads per block; expected 64 or more.");
+}
+
+TEST_CASE("the sweep report: table and CSV beside the CPU" * points(2))
+{
+    //! [report]
+    const std::string csv = csv_path();
+    std::remove(csv.c_str());
+    for (int size : {kPaperSize, kLargeSize}) {
+        Matrices m(size);
+        Sweep sweep{"tiled matmul " + std::to_string(size) + " x " + std::to_string(size), "GFLOP/s",
+                    sgemm_gflops(size, size, size), "cuBLAS", {}};
+        MESSAGE("sweeping the matmul at " << size << " x " << size << ":");
+        sweep.points = sweep_matmul(m.a.data(), m.b.data(), m.c.data(), size);
+        MESSAGE(sweep_table(sweep));
+        append_sweep_csv(csv, sweep, size);
+    }
+    Vectors v(kVectorN);
+    Sweep vectors{"vector add 2^26", "GB/s", copy_ceiling_gbs(), "copy", {}};
+    vectors.points = sweep_vector_add(v.a.data(), v.b.data(), v.c.data(), kVectorN);
+    MESSAGE(sweep_table(vectors));
+    append_sweep_csv(csv, vectors, kVectorN);
+    //! [report]
+    MESSAGE("cudaOccupancyMaxPotentialBlockSize suggests " << suggested_vector_add_block_size()
+            << " threads per block for vector add");
+
+    // The CPU reference lines, as in the paper (only at 512: at 2048 one thread would take minutes).
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const double one = cpu_matmul_ms(kPaperSize, 1), all = cpu_matmul_ms(kPaperSize, cores);
+    std::ofstream(output_folder("lab06") + "/cpu.csv") << "size,threads,ms\n" << kPaperSize << ",1," << one << "\n"
+                                                       << kPaperSize << "," << cores << "," << all << "\n";
+    MESSAGE("CPU at 512 x 512: " << one << " ms on 1 thread, " << all << " ms on " << cores
+            << " (the paper's host: 357 ms)");
+    std::ifstream check(csv);
+    const long lines = std::count(std::istreambuf_iterator<char>(check), std::istreambuf_iterator<char>(), '\n');
+    CHECK_MESSAGE(lines == 1 + 6 + 6 + 6, "the CSV " << csv << " should hold a header and 18 points");
+    MESSAGE("written: " << csv);
+}
+
+TEST_CASE("the sweep plot: PNG and SVG drawn by matplotlib" * points(1))
+{
+    const std::string folder = output_folder("lab06");
+    if (std::ifstream(folder + "/sweep.csv").peek() == std::ifstream::traits_type::eof()) {
+        FAIL_CHECK("no " << folder << "/sweep.csv to plot: the report test writes it");
+        return;
+    }
+    // The python3 on PATH may be another interpreter than the system's (pyenv, a venv).
+    std::string python;
+    for (const char* candidate : {"python3", "/usr/bin/python3"})
+        if (python.empty() && std::system((std::string(candidate) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0)
+            python = candidate;
+    if (python.empty()) {
+        skip_test("no python3 with matplotlib is installed (Debian: python3-matplotlib)");
+        return;
+    }
+    const std::string command = python + " '" + WORKBOOK_SOURCE_DIR + "/tests/plot_sweep.py' '" + folder + "'";
+    CHECK_MESSAGE(std::system(command.c_str()) == 0, "the plot script failed: " << command);
+    for (const char* file : {"/sweep.png", "/sweep.svg"})
+        CHECK_MESSAGE(std::ifstream(folder + file).good(), "the plot " << folder << file << " was not written");
+    MESSAGE("plots: " << folder << "/sweep.png and sweep.svg");
+}
