@@ -23,8 +23,39 @@ constexpr int exit_no_device = 77;
 /// Exit status of a checker that stopped because a sticky CUDA error destroyed its context.
 constexpr int exit_context_lost = 75;
 
+/// Declares a function the student's file defines, weakly: when the file lacks it, the checker
+/// still links, the function's address is null, and only the tests that call it fail (through
+/// have_function). Every lab's API header (tests/NN_name.hpp) uses it.
+#define WORKBOOK_STUDENT_FUNCTION __attribute__((weak))
+
+/// \brief Whether a student function exists; if not, fails the current test saying so.
+/// \param address the function's address (null when the student's file does not define it)
+/// \param name the function's name, for the message
+/// \snippet tests/check_01_vector_add.cpp have function
+bool have_function(const void* address, const char* name);
+
+/// Fails the current test and returns from it when the student's file lacks `function`.
+#define REQUIRE_STUDENT_FUNCTION(function)                                                     \
+    do {                                                                                       \
+        if (!::workbook::have_function(reinterpret_cast<const void*>(&function), #function)) \
+            return;                                                                            \
+    } while (0)
+
+/// \brief A graded compute-sanitizer test: runs a probe (see tools.hpp) under one of its tools.
+///
+/// Skipped, never passed, when compute-sanitizer is missing; failed with the tool's report
+/// (the kind of error, the kernel, the source line) when it finds something; failed when the
+/// probe itself fails. Call it after checking that the student's kernels write their output,
+/// so that a kernel that does nothing cannot pass.
+/// \param tool "memcheck", "racecheck", "synccheck" or "initcheck"
+/// \param probe the probe to run
+/// \param hint what to look at when the tool finds something
+/// \snippet tests/check_01_vector_add.cpp memcheck
+void sanitizer_test(const std::string& tool, const std::string& probe, const std::string& hint);
+
 /// \brief A test-case decorator: the test is worth n points.
 /// \param n points, 0 to 20
+/// \snippet tests/check_01_vector_add.cpp graded test
 doctest::description points(int n);
 
 /// \brief A test-case decorator: the test earns n bonus points (beyond the lab's total).

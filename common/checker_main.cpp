@@ -10,6 +10,8 @@
 //                                                                       process exits with 75
 //   {"event":"no_device","message":"..."}                               the process exits with 77
 //   {"event":"done"}                                                    all selected tests ran
+// When the grader passes a key (on the pipe in WORKBOOK_KEY_FD), each line is followed by a tab
+// and its HMAC-SHA256 under that key; the grader ignores lines without a valid signature.
 // docs/grading.md describes how the grader uses it.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "checker.hpp"
@@ -18,6 +20,7 @@
 #include "device.hpp"
 #include "json.hpp"
 #include "random.hpp"
+#include "sha256.hpp"
 #include "tools.hpp"
 
 #include <cuda_runtime.h>
@@ -34,11 +37,12 @@ namespace workbook {
 namespace {
 
 int g_results_fd = -1;
+std::string g_key;  // the grader's per-run signing key; empty when run by hand
 
 void emit(const std::string& line)
 {
     if (g_results_fd < 0) return;
-    const std::string text = line + "\n";
+    const std::string text = line + (g_key.empty() ? "" : "\t" + hmac_sha256_hex(g_key, line)) + "\n";
     std::size_t done = 0;
     while (done < text.size()) {
         const ssize_t n = ::write(g_results_fd, text.data() + done, text.size() - done);
@@ -204,10 +208,18 @@ DOCTEST_REGISTER_LISTENER("workbook-grade", 1, workbook::GradeListener);
 
 int main(int argc, char** argv)
 {
-    // Take the results channel and hide it from the code under test.
+    // Take the results channel and the signing key, and hide both from the code under test.
     if (const char* fd = std::getenv("WORKBOOK_RESULTS_FD")) {
         workbook::g_results_fd = std::atoi(fd);
         unsetenv("WORKBOOK_RESULTS_FD");
+    }
+    if (const char* fd = std::getenv("WORKBOOK_KEY_FD")) {
+        const int key_fd = std::atoi(fd);
+        char buffer[256];
+        ssize_t n;
+        while ((n = ::read(key_fd, buffer, sizeof buffer)) > 0) workbook::g_key.append(buffer, static_cast<std::size_t>(n));
+        ::close(key_fd);
+        unsetenv("WORKBOOK_KEY_FD");
     }
 
     // `checker --workbook-probe=NAME`: run one probe alone, for ncu or compute-sanitizer.

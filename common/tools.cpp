@@ -190,8 +190,12 @@ SanitizerReport sanitize(const std::string& tool, const std::string& probe)
         report.findings = report_lines(run.output, 30);
     } else if (run.exit_code == 0) {
         report.verdict = SanitizerReport::Verdict::clean;
+    } else if (run.output.find("Device not supported") != std::string::npos ||
+               run.output.find("Unable to find injection library") != std::string::npos) {
+        report.why_not = "compute-sanitizer cannot run on this machine:\n" + run.output.substr(0, 1000);
     } else {
-        report.why_not = "compute-sanitizer could not run the probe (exit status " +
+        report.verdict = SanitizerReport::Verdict::probe_failed;
+        report.why_not = "the probe failed under compute-sanitizer (exit status " +
                          std::to_string(run.exit_code) + "):\n" + run.output.substr(0, 2000);
     }
     return report;

@@ -68,10 +68,10 @@ CounterReading read_counters(const std::string& probe, const std::string& kernel
 /// \brief What compute-sanitizer found when it ran a probe.
 struct SanitizerReport {
     /// The verdict.
-    enum class Verdict { clean, findings, unavailable };
-    Verdict verdict = Verdict::unavailable;  ///< clean, something found, or the tool could not run
+    enum class Verdict { clean, findings, probe_failed, unavailable };
+    Verdict verdict = Verdict::unavailable;  ///< clean, something found, the probe failed, or no tool
     std::string findings;                    ///< the tool's report lines (kind, kernel, source line)
-    std::string why_not;                     ///< when unavailable, why
+    std::string why_not;                     ///< when probe_failed or unavailable, why
 };
 
 /// \brief Runs a probe under one of compute-sanitizer's tools.
@@ -93,7 +93,9 @@ void clear_skip();
 
 }  // namespace workbook
 
+/// Pastes two tokens together (a helper of WORKBOOK_PROBE).
 #define WORKBOOK_PROBE_CAT2(a, b) a##b
+/// Pastes two tokens together after expanding them, e.g. __LINE__ (a helper of WORKBOOK_PROBE).
 #define WORKBOOK_PROBE_CAT(a, b) WORKBOOK_PROBE_CAT2(a, b)
 /// Defines a probe: `WORKBOOK_PROBE("transpose 4096") { ...GPU work... }`.
 #define WORKBOOK_PROBE(name)                                                                  \

@@ -2,9 +2,11 @@
 //
 // No include guard on purpose: the checker includes this file twice, once for the code under
 // test and once inside namespace reference for the reference solution it times alongside.
+// Declared weak: a function missing from the student's file costs only the tests that call it
+// (see checker.hpp).
 
 /// Launches c[i] = a[i] + b[i] on device arrays of n floats; returns once the kernel is queued.
-void launch_vector_add(const float* a, const float* b, float* c, int n);
+WORKBOOK_STUDENT_FUNCTION void launch_vector_add(const float* a, const float* b, float* c, int n);
 
 /// The whole round trip from host arrays of n floats: allocate, copy in, add, copy out, free.
-void vector_add_from_host(const float* a, const float* b, float* c, int n);
+WORKBOOK_STUDENT_FUNCTION void vector_add_from_host(const float* a, const float* b, float* c, int n);

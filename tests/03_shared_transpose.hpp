@@ -1,9 +1,10 @@
 // The functions a lab 03 implementation defines (labs/03_shared_transpose/transpose.cu).
 // No include guard on purpose: the checker includes it twice, the second time inside namespace
-// reference for the reference solution.
+// reference for the reference solution. Declared weak: a function missing from the student's file
+// costs only the tests that call it (see checker.hpp).
 
 /// out = in^T through a 32 x 32 shared tile without padding (step 1).
-void launch_transpose_unpadded(const float* in, float* out, int rows, int cols);
+WORKBOOK_STUDENT_FUNCTION void launch_transpose_unpadded(const float* in, float* out, int rows, int cols);
 
 /// out = in^T through a shared tile with kTilePadding spare floats per row (step 2).
-void launch_transpose_padded(const float* in, float* out, int rows, int cols);
+WORKBOOK_STUDENT_FUNCTION void launch_transpose_padded(const float* in, float* out, int rows, int cols);

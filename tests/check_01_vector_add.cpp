@@ -73,6 +73,9 @@ std::string diagnose(const Comparison& result, const GuardReport& guards, int n)
 // over from the first run cannot pass the second), and fails with a diagnosis.
 void check_kernel(int n)
 {
+    //! [have function]
+    REQUIRE_STUDENT_FUNCTION(launch_vector_add);
+    //! [have function]
     const VectorCase v = make_case(n);
     //! [buffers]
     const DeviceBuffer<float> a(v.a), b(v.b);
@@ -99,6 +102,7 @@ void check_kernel(int n)
 // The host round trip: poisoned host output, then the same comparison.
 void check_round_trip(int n)
 {
+    REQUIRE_STUDENT_FUNCTION(vector_add_from_host);
     const VectorCase v = make_case(n);
     std::vector<float> c(n);
     poison_host(c);
@@ -124,7 +128,33 @@ std::size_t free_device_bytes()
     return free;
 }
 
+// The kernel's output at n = 1000 holds no poison: the sanitizer test's precondition.
+bool writes_everything()
+{
+    const VectorCase v = make_case(1000);
+    const DeviceBuffer<float> a(v.a), b(v.b);
+    GuardedOutput<float> c(1000);
+    launch_vector_add(a.data(), b.data(), c.data(), 1000);
+    CUDA_CHECK_LAUNCH("launch_vector_add");
+    return count_poison(c.download().data(), 1000) == 0;
+}
+
 }  // namespace
+
+// What compute-sanitizer watches: the kernel at a few sizes, and the host round trip.
+WORKBOOK_PROBE("small sizes")
+{
+    for (int n : {1, 33, 1000}) {
+        const VectorCase v = make_case(n);
+        const DeviceBuffer<float> a(v.a), b(v.b);
+        DeviceBuffer<float> c(n);
+        launch_vector_add(a.data(), b.data(), c.data(), n);
+        CUDA_CHECK_LAUNCH("launch_vector_add");
+    }
+    const VectorCase v = make_case(1025);
+    std::vector<float> c(1025);
+    vector_add_from_host(v.a.data(), v.b.data(), c.data(), 1025);
+}
 
 //! [graded test]
 TEST_CASE("kernel: n = 1" * points(1)) { check_kernel(1); }
@@ -142,6 +172,7 @@ TEST_CASE("round trip from host: n = 100003" * points(1)) { check_round_trip(100
 
 TEST_CASE("round trip from host: frees what it allocates" * points(1))
 {
+    REQUIRE_STUDENT_FUNCTION(vector_add_from_host);
     const int n = 1 << 22;  // 16 MiB per vector, far above the allocator's granularity
     check_round_trip(n);    // the first call also pays for one-time set-up
     const std::size_t before = free_device_bytes();
@@ -153,8 +184,25 @@ TEST_CASE("round trip from host: frees what it allocates" * points(1))
                    << " MiB of device memory allocated.\nHint: cudaFree every array you cudaMalloc.");
 }
 
+TEST_CASE("compute-sanitizer memcheck: small sizes" * points(1))
+{
+    REQUIRE_STUDENT_FUNCTION(launch_vector_add);
+    REQUIRE_STUDENT_FUNCTION(vector_add_from_host);
+    if (!writes_everything()) {
+        FAIL_CHECK("not checked: launch_vector_add leaves elements of c unwritten at n = 1000. "
+                   "Make the kernel tests pass first.");
+        return;
+    }
+    //! [memcheck]
+    sanitizer_test("memcheck", "small sizes",
+                   "an access out of bounds is a missing or wrong bounds test (i < n); the report "
+                   "names the kernel, the source line and the thread.");
+    //! [memcheck]
+}
+
 TEST_CASE("performance: bandwidth against the reference at n = 2^26 + 1" * points(3))
 {
+    REQUIRE_STUDENT_FUNCTION(launch_vector_add);
     const int n = kLargeN;
     const VectorCase v = make_case(n);
     const DeviceBuffer<float> a(v.a), b(v.b);

@@ -10,7 +10,7 @@ namespace reference {
 #include "02_naive_transpose.hpp"
 }
 
-using workbook::points;
+using namespace workbook;
 
 namespace {
 void check_naive(int rows, int cols) { transpose::check(launch_transpose_naive, "launch_transpose_naive", rows, cols); }
@@ -25,6 +25,15 @@ TEST_CASE("1000 x 1" * points(1)) { check_naive(1000, 1); }
 TEST_CASE("1025 x 2049" * points(1)) { check_naive(1025, 2049); }
 TEST_CASE("2000 x 5000 (the source post's size)" * points(1)) { check_naive(2000, 5000); }
 TEST_CASE("8192 x 8192" * points(2)) { check_naive(8192, 8192); }
+
+WORKBOOK_PROBE("small sizes") { transpose::run_small(launch_transpose_naive); }
+
+TEST_CASE("compute-sanitizer memcheck: small sizes" * points(1))
+{
+    if (!transpose::writes_everything(launch_transpose_naive, "launch_transpose_naive", 31, 33)) return;
+    sanitizer_test("memcheck", "small sizes",
+                   "an access out of bounds is a missing guard: row < rows and col < cols.");
+}
 
 TEST_CASE("performance: bandwidth against the reference at 8192 x 8192" * points(3))
 {

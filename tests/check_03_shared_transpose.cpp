@@ -36,24 +36,16 @@ void run_padded_once(int rows, int cols)
     CUDA_CHECK_LAUNCH("launch_transpose_padded");
 }
 
-// True when the padded kernel writes every element of `out` at this size (a tool's verdict on
-// a kernel that does nothing would mean nothing).
-bool writes_everything(int rows, int cols, std::string& why)
-{
-    const transpose::Case t = transpose::make_case(rows, cols);
-    const DeviceBuffer<float> in(t.in);
-    GuardedOutput<float> out(t.in.size());
-    launch_transpose_padded(in.data(), out.data(), rows, cols);
-    CUDA_CHECK_LAUNCH("launch_transpose_padded");
-    const Comparison result = compare("out", out.download(), t.out, Shape::grid(cols, rows), transpose::exact_copy());
-    why = result.report();
-    return result.unwritten == 0 && out.check_guards().intact();
-}
 
 }  // namespace
 
 WORKBOOK_PROBE("padded 4096") { run_padded_once(kProfiledSize, kProfiledSize); }
 WORKBOOK_PROBE("padded 100x70") { run_padded_once(kRaceSize[0], kRaceSize[1]); }
+WORKBOOK_PROBE("small sizes")
+{
+    transpose::run_small(launch_transpose_unpadded);
+    transpose::run_small(launch_transpose_padded);
+}
 
 // Step 1: the unpadded tile.
 TEST_CASE("step 1 (unpadded): 1 x 1" * points(1)) { check_unpadded(1, 1); }
@@ -81,12 +73,8 @@ TEST_CASE("performance: padded bandwidth against the reference at 8192 x 8192" *
 
 TEST_CASE("padding removes the bank conflicts (4096 x 4096)" * points(3))
 {
-    std::string why;
-    if (!writes_everything(kProfiledSize, kProfiledSize, why)) {
-        FAIL_CHECK("not measured: the padded kernel leaves elements unwritten at 4096 x 4096. "
-                   "Make the correctness tests pass first.\n" << why);
+    if (!transpose::writes_everything(launch_transpose_padded, "launch_transpose_padded", kProfiledSize, kProfiledSize))
         return;
-    }
     //! [counters]
     const std::string loads = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
     const std::string stores = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
@@ -127,22 +115,29 @@ TEST_CASE("padding removes the bank conflicts (4096 x 4096)" * points(3))
 
 TEST_CASE("no shared-memory race: compute-sanitizer racecheck (100 x 70)" * points(2))
 {
-    std::string why;
-    if (!writes_everything(kRaceSize[0], kRaceSize[1], why)) {
-        FAIL_CHECK("not checked: the padded kernel leaves elements unwritten at 100 x 70.\n" << why);
+    if (!transpose::writes_everything(launch_transpose_padded, "launch_transpose_padded", kRaceSize[0], kRaceSize[1]))
         return;
-    }
     //! [racecheck]
-    const SanitizerReport report = sanitize("racecheck", "padded 100x70");
+    sanitizer_test("racecheck", "padded 100x70",
+                   "threads read tile elements that other threads load; put __syncthreads() "
+                   "between the load and the transposed read.");
     //! [racecheck]
-    if (report.verdict == SanitizerReport::Verdict::unavailable) {
-        skip_test(report.why_not);
+}
+
+TEST_CASE("compute-sanitizer memcheck: small sizes" * points(1))
+{
+    if (!transpose::writes_everything(launch_transpose_unpadded, "launch_transpose_unpadded", 31, 33) ||
+        !transpose::writes_everything(launch_transpose_padded, "launch_transpose_padded", 31, 33))
         return;
-    }
-    if (report.verdict == SanitizerReport::Verdict::findings)
-        FAIL_CHECK("compute-sanitizer's racecheck found shared-memory hazards in the padded "
-                   "kernel:\n" << report.findings << "Hint: threads read tile elements that other "
-                   "threads load; put __syncthreads() between the load and the transposed read.");
-    else
-        MESSAGE("racecheck: no hazard found");
+    sanitizer_test("memcheck", "small sizes",
+                   "an access out of bounds is a missing guard on the load (row < rows, col < cols) "
+                   "or on the write (out_row < cols, out_col < rows).");
+}
+
+TEST_CASE("compute-sanitizer synccheck: small sizes" * points(1))
+{
+    if (!transpose::writes_everything(launch_transpose_padded, "launch_transpose_padded", 31, 33)) return;
+    sanitizer_test("synccheck", "small sizes",
+                   "every thread of the block must reach the same __syncthreads(): never put it "
+                   "inside an if that some threads skip, or after an early return.");
 }

@@ -26,6 +26,20 @@ TEST_CASE("512 x 512 x 512" * points(1)) { check_naive(512, 512, 512); }
 TEST_CASE("1024 x 777 x 1023" * points(1)) { check_naive(1024, 777, 1023); }
 TEST_CASE("4096 x 4096 x 4096" * points(2)) { check_naive(4096, 4096, 4096); }
 
+WORKBOOK_PROBE("small sizes")
+{
+    matmul::run_small(launch_matmul_naive, {{17, 33, 65}, {31, 32, 33}});
+    if (launch_matmul_naive_1d != nullptr) matmul::run_small(launch_matmul_naive_1d, {{17, 33, 65}});
+}
+
+TEST_CASE("compute-sanitizer memcheck: small sizes" * points(1))
+{
+    if (!matmul::writes_everything(launch_matmul_naive, "launch_matmul_naive", 17, 33, 65)) return;
+    sanitizer_test("memcheck", "small sizes",
+                   "an access out of bounds is a missing guard (row < m and col < n) or an index "
+                   "that mixes up k and n.");
+}
+
 TEST_CASE("performance: GFLOP/s against the reference at 4096" * points(3))
 {
     matmul::check_performance(launch_matmul_naive, reference::launch_matmul_naive, "launch_matmul_naive");

@@ -26,6 +26,38 @@ TEST_CASE("register blocking: 200 x 36 x 300 (16-byte loads, partial tiles)" * b
 TEST_CASE("register blocking: 1024 x 777 x 1023" * bonus(1)) { check_blocked(1024, 777, 1023); }
 TEST_CASE("register blocking: 4096 x 4096 x 4096" * bonus(1)) { check_blocked(4096, 4096, 4096); }
 
+WORKBOOK_PROBE("small sizes")
+{
+    matmul::run_small(launch_matmul_register_blocked, {{17, 33, 65}, {200, 36, 300}});
+}
+
+namespace {
+bool blocked_writes_everything()
+{
+    return matmul::writes_everything(launch_matmul_register_blocked, "launch_matmul_register_blocked", 200, 36, 300);
+}
+}  // namespace
+
+TEST_CASE("register blocking: compute-sanitizer memcheck" * bonus(1))
+{
+    if (blocked_writes_everything())
+        sanitizer_test("memcheck", "small sizes", "16-byte loads need the whole float4 inside the matrix; "
+                       "partial tiles load scalars or zeros.");
+}
+
+TEST_CASE("register blocking: compute-sanitizer racecheck" * bonus(1))
+{
+    if (blocked_writes_everything())
+        sanitizer_test("racecheck", "small sizes", "a barrier after loading each slice, and another "
+                       "before the next slice overwrites it.");
+}
+
+TEST_CASE("register blocking: compute-sanitizer synccheck" * bonus(1))
+{
+    if (blocked_writes_everything())
+        sanitizer_test("synccheck", "small sizes", "every thread must reach both barriers of each slice.");
+}
+
 TEST_CASE("register blocking: performance against the reference at 4096" * bonus(3))
 {
     matmul::check_performance(launch_matmul_register_blocked, reference::launch_matmul_register_blocked,

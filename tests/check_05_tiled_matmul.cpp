@@ -51,6 +51,7 @@ double speedup_of_tiled_reference()
 }  // namespace
 
 WORKBOOK_PROBE("tiled 100x70x90") { run_tiled_once(kRaceShape[0], kRaceShape[1], kRaceShape[2]); }
+WORKBOOK_PROBE("small sizes") { matmul::run_small(launch_matmul_tiled, {{17, 33, 65}, {31, 32, 33}}); }
 
 // The workbook's own claim, run by `make test`: the tiled reference clearly beats the naive one.
 WORKBOOK_PROBE("reference speedup")
@@ -71,27 +72,28 @@ TEST_CASE("4096 x 4096 x 4096" * points(2)) { check_tiled(4096, 4096, 4096); }
 
 TEST_CASE("no shared-memory race: compute-sanitizer racecheck (100 x 70 x 90)" * points(2))
 {
-    const matmul::Case t = matmul::make_case(kRaceShape[0], kRaceShape[1], kRaceShape[2]);
-    const DeviceBuffer<float> a(t.a), b(t.b);
-    GuardedOutput<float> c(t.c.size());
-    launch_matmul_tiled(a.data(), b.data(), c.data(), t.m, t.k, t.n);
-    CUDA_CHECK_LAUNCH("launch_matmul_tiled");
-    if (count_poison(c.download().data(), t.c.size()) > 0) {
-        FAIL_CHECK("not checked: launch_matmul_tiled leaves elements of C unwritten at 100 x 70 x 90.");
+    if (!matmul::writes_everything(launch_matmul_tiled, "launch_matmul_tiled", kRaceShape[0], kRaceShape[1], kRaceShape[2]))
         return;
-    }
-    const SanitizerReport report = sanitize("racecheck", "tiled 100x70x90");
-    if (report.verdict == SanitizerReport::Verdict::unavailable) {
-        skip_test(report.why_not);
-        return;
-    }
-    if (report.verdict == SanitizerReport::Verdict::findings)
-        FAIL_CHECK("compute-sanitizer's racecheck found shared-memory hazards:\n" << report.findings
-                   << "Hint: each phase needs two barriers: one after loading the tiles (nobody "
-                      "reads a cell before it is loaded), one after using them (nobody overwrites "
-                      "a cell that another thread still reads).");
-    else
-        MESSAGE("racecheck: no hazard found");
+    sanitizer_test("racecheck", "tiled 100x70x90",
+                   "each phase needs two barriers: one after loading the tiles (nobody reads a cell "
+                   "before it is loaded), one after using them (nobody overwrites a cell that another "
+                   "thread still reads).");
+}
+
+TEST_CASE("compute-sanitizer memcheck: small sizes" * points(1))
+{
+    if (!matmul::writes_everything(launch_matmul_tiled, "launch_matmul_tiled", 17, 33, 65)) return;
+    sanitizer_test("memcheck", "small sizes",
+                   "an access out of bounds is a tile load without its test (row < m and a_col < k; "
+                   "b_row < k and col < n).");
+}
+
+TEST_CASE("compute-sanitizer synccheck: small sizes" * points(1))
+{
+    if (!matmul::writes_everything(launch_matmul_tiled, "launch_matmul_tiled", 17, 33, 65)) return;
+    sanitizer_test("synccheck", "small sizes",
+                   "every thread must reach both barriers: no early return for threads outside C, "
+                   "and no __syncthreads() inside an if.");
 }
 
 TEST_CASE("performance: GFLOP/s against the reference at 4096" * points(3))

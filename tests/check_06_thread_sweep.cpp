@@ -28,6 +28,7 @@ constexpr int kVectorN = 1 << 26;
 
 void check_tile(int tile)
 {
+    REQUIRE_STUDENT_FUNCTION(launch_matmul_dynamic_tile);
     matmul::check([tile](const float* a, const float* b, float* c, int m, int k, int n) {
         launch_matmul_dynamic_tile(a, b, c, m, k, n, tile);
     }, ("launch_matmul_dynamic_tile with tile " + std::to_string(tile)).c_str(), 100, 70, 90,
@@ -111,8 +112,56 @@ TEST_CASE("tile 8 x 8: 100 x 70 x 90" * points(1)) { check_tile(8); }
 TEST_CASE("tile 16 x 16: 100 x 70 x 90" * points(1)) { check_tile(16); }
 TEST_CASE("tile 32 x 32: 100 x 70 x 90" * points(1)) { check_tile(32); }
 
+// What compute-sanitizer watches: every tile on the awkward shape, and every block size.
+WORKBOOK_PROBE("small sizes")
+{
+    for (int tile : kTiles)
+        matmul::run_small([tile](const float* a, const float* b, float* c, int m, int k, int n) {
+            launch_matmul_dynamic_tile(a, b, c, m, k, n, tile);
+        }, {{100, 70, 90}});
+    Vectors v(1000);
+    for (int threads : kBlockSizes) launch_vector_add_blocks(v.a.data(), v.b.data(), v.c.data(), 1000, threads);
+    CUDA_CHECK_LAUNCH("launch_vector_add_blocks");
+}
+
+namespace {
+bool tiles_write_everything()
+{
+    if (!have_function(reinterpret_cast<const void*>(&launch_matmul_dynamic_tile), "launch_matmul_dynamic_tile") ||
+        !have_function(reinterpret_cast<const void*>(&launch_vector_add_blocks), "launch_vector_add_blocks"))
+        return false;
+    for (int tile : kTiles)
+        if (!matmul::writes_everything([tile](const float* a, const float* b, float* c, int m, int k, int n) {
+                launch_matmul_dynamic_tile(a, b, c, m, k, n, tile);
+            }, "launch_matmul_dynamic_tile", 100, 70, 90))
+            return false;
+    return true;
+}
+}  // namespace
+
+TEST_CASE("compute-sanitizer memcheck: every tile" * points(1))
+{
+    if (tiles_write_everything())
+        sanitizer_test("memcheck", "small sizes", "a tile larger than the shared memory the launch gave "
+                       "it runs past its end: 2 * tile * tile floats.");
+}
+
+TEST_CASE("compute-sanitizer racecheck: every tile" * points(1))
+{
+    if (tiles_write_everything())
+        sanitizer_test("racecheck", "small sizes", "each phase needs a barrier after the loads and another "
+                       "before the next phase overwrites the tiles.");
+}
+
+TEST_CASE("compute-sanitizer synccheck: every tile" * points(1))
+{
+    if (tiles_write_everything())
+        sanitizer_test("synccheck", "small sizes", "every thread must reach both barriers of each phase.");
+}
+
 TEST_CASE("vector add with every block size: n = 1000003" * points(1))
 {
+    REQUIRE_STUDENT_FUNCTION(launch_vector_add_blocks);
     const int n = 1000003;
     const std::vector<float> a = random_floats(n, seed_for("va")), b = random_floats(n, seed_for("vb"));
     std::vector<double> expected(n);
@@ -135,6 +184,9 @@ TEST_CASE("vector add with every block size: n = 1000003" * points(1))
 
 TEST_CASE("occupancy: what the runtime predicts" * points(1))
 {
+    REQUIRE_STUDENT_FUNCTION(predicted_occupancy_matmul);
+    REQUIRE_STUDENT_FUNCTION(predicted_occupancy_vector_add);
+    REQUIRE_STUDENT_FUNCTION(suggested_vector_add_block_size);
     for (int tile : kTiles) {
         const double yours = predicted_occupancy_matmul(tile), theirs = reference::predicted_occupancy_matmul(tile);
         if (!(yours > 0 && yours <= 1 && std::fabs(yours - theirs) <= 0.25))
@@ -155,6 +207,8 @@ TEST_CASE("occupancy: what the runtime predicts" * points(1))
 
 TEST_CASE("the sweep produces every point" * points(2))
 {
+    REQUIRE_STUDENT_FUNCTION(sweep_matmul);
+    REQUIRE_STUDENT_FUNCTION(sweep_vector_add);
     Matrices m(kPaperSize);
     std::string why;
     if (!complete(sweep_matmul(m.a.data(), m.b.data(), m.c.data(), kPaperSize), {1, 4, 16, 64, 256, 1024},
@@ -168,6 +222,7 @@ TEST_CASE("the sweep produces every point" * points(2))
 
 TEST_CASE("the curve: 1 thread per block is far slower than 256 and the best is at 64 or more" * points(2))
 {
+    REQUIRE_STUDENT_FUNCTION(launch_matmul_dynamic_tile);
     // Timed here, on your launch, not taken from your sweep; compared only with each other.
     Matrices m(kPaperSize);
     std::vector<double> ms;
@@ -186,6 +241,9 @@ TEST_CASE("the curve: 1 thread per block is far slower than 256 and the best is 
 
 TEST_CASE("the sweep report: table and CSV beside the CPU" * points(2))
 {
+    REQUIRE_STUDENT_FUNCTION(sweep_matmul);
+    REQUIRE_STUDENT_FUNCTION(sweep_vector_add);
+    REQUIRE_STUDENT_FUNCTION(suggested_vector_add_block_size);
     //! [report]
     const std::string csv = csv_path();
     std::remove(csv.c_str());

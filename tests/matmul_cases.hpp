@@ -5,7 +5,9 @@
 
 #include "common/workbook.hpp"
 
+#include <array>
 #include <cmath>
+#include <initializer_list>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -93,6 +95,10 @@ inline std::string diagnose(const Case& t, const Comparison& result, const Guard
 /// Runs a product on poisoned, guarded C twice (three times on a failure, to tell a race).
 inline void check(Launch launch, const char* function, int m, int k, int n, const std::string& lab_hint = "")
 {
+    if (!launch) {
+        have_function(nullptr, function);
+        return;
+    }
     const Case t = make_case(m, k, n);
     const DeviceBuffer<float> a(t.a), b(t.b);
     GuardedOutput<float> c(t.c.size());
@@ -125,6 +131,10 @@ inline void check(Launch launch, const char* function, int m, int k, int n, cons
 /// GFLOP/s (2mnk over the time) at 4096^3 against the reference and cuBLAS; 1024 and 2048 reported.
 inline void check_performance(Launch yours, Launch reference, const char* function)
 {
+    if (!yours) {
+        have_function(nullptr, function);
+        return;
+    }
     for (int size : {1024, 2048}) {
         const Case t = make_case(size, size, size);
         const DeviceBuffer<float> a(t.a), b(t.b);
@@ -160,6 +170,34 @@ inline void check_performance(Launch yours, Launch reference, const char* functi
     if (speed < kSpeedFloor)
         FAIL_CHECK("your kernel takes " << 1 / speed << "x the reference's time (at most "
                    << 1 / kSpeedFloor << "x earns these points).");
+}
+
+/// Runs a product once and fails the test unless it wrote every element of C: the precondition
+/// of the sanitizer tests, so that a kernel that does nothing cannot pass them.
+inline bool writes_everything(Launch launch, const char* function, int m, int k, int n)
+{
+    if (!launch) return have_function(nullptr, function);
+    const Case t = make_case(m, k, n);
+    const DeviceBuffer<float> a(t.a), b(t.b);
+    GuardedOutput<float> c(t.c.size());
+    launch(a.data(), b.data(), c.data(), m, k, n);
+    CUDA_CHECK_LAUNCH(function);
+    if (count_poison(c.download().data(), t.c.size()) == 0 && c.check_guards().intact()) return true;
+    FAIL_CHECK("not checked: " << std::string(function) << " leaves elements of C unwritten (or writes "
+               "outside C) at " << shape(m, k, n) << ". Make the correctness tests pass first.");
+    return false;
+}
+
+/// Runs a product on small awkward shapes: the work the sanitizer probes observe.
+inline void run_small(const Launch& launch, std::initializer_list<std::array<int, 3>> shapes)
+{
+    for (const auto& s : shapes) {
+        const Case t = make_case(s[0], s[1], s[2]);
+        const DeviceBuffer<float> a(t.a), b(t.b);
+        DeviceBuffer<float> c(t.c.size());
+        launch(a.data(), b.data(), c.data(), s[0], s[1], s[2]);
+        CUDA_CHECK_LAUNCH("a matrix product");
+    }
 }
 
 }  // namespace matmul

@@ -75,6 +75,7 @@ inline std::string diagnose(const Case& t, const Comparison& result, const Guard
 /// Runs a transpose on poisoned, guarded output twice; fails the test with a diagnosis.
 inline void check(Launch launch, const char* function, int rows, int cols)
 {
+    if (!have_function(reinterpret_cast<const void*>(launch), function)) return;
     const Case t = make_case(rows, cols);
     const DeviceBuffer<float> in(t.in);
     GuardedOutput<float> out(t.in.size());
@@ -110,6 +111,7 @@ inline void check(Launch launch, const char* function, int rows, int cols)
 /// Effective bandwidth (2 * rows * cols * 4 bytes over the time) against the reference's.
 inline void check_bandwidth(Launch yours, Launch reference, const char* function, int rows, int cols)
 {
+    if (!have_function(reinterpret_cast<const void*>(yours), function)) return;
     const Case t = make_case(rows, cols);
     const DeviceBuffer<float> in(t.in);
     GuardedOutput<float> out(t.in.size());
@@ -136,6 +138,34 @@ inline void check_bandwidth(Launch yours, Launch reference, const char* function
     if (speed < kSpeedFloor)
         FAIL_CHECK("your kernel takes " << 1 / speed << "x the reference's time (at most "
                    << 1 / kSpeedFloor << "x earns these points).");
+}
+
+/// Runs a transpose once and fails the test unless it wrote every element of `out`: the
+/// precondition of the sanitizer tests, so that a kernel that does nothing cannot pass them.
+inline bool writes_everything(Launch launch, const char* function, int rows, int cols)
+{
+    if (!have_function(reinterpret_cast<const void*>(launch), function)) return false;
+    const Case t = make_case(rows, cols);
+    const DeviceBuffer<float> in(t.in);
+    GuardedOutput<float> out(t.in.size());
+    launch(in.data(), out.data(), rows, cols);
+    CUDA_CHECK_LAUNCH(function);
+    if (count_poison(out.download().data(), t.in.size()) == 0 && out.check_guards().intact()) return true;
+    FAIL_CHECK("not checked: " << std::string(function) << " leaves elements unwritten (or writes outside "
+               "`out`) at " << rows << " x " << cols << ". Make the correctness tests pass first.");
+    return false;
+}
+
+/// Runs a transpose on small awkward shapes: the work the sanitizer probes observe.
+inline void run_small(Launch launch)
+{
+    for (const auto& shape : {std::pair<int, int>{31, 33}, {33, 31}, {1, 40}}) {
+        const Case t = make_case(shape.first, shape.second);
+        const DeviceBuffer<float> in(t.in);
+        DeviceBuffer<float> out(t.in.size());
+        launch(in.data(), out.data(), shape.first, shape.second);
+        CUDA_CHECK_LAUNCH("a transpose");
+    }
 }
 
 }  // namespace transpose

@@ -12,6 +12,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 using namespace workbook;
 
 namespace {
@@ -60,5 +63,18 @@ TEST_CASE("loses the CUDA context when FAKE_STICKY is set" * points(1))
 }
 
 TEST_CASE("earns a bonus" * bonus(2)) { CHECK(true); }
+
+TEST_CASE("forges a pass on the results channel" * points(1))
+{
+    // Student code shares the checker's process, so it can find the results pipe among its file
+    // descriptors. An unsigned line written there must not count.
+    const std::string forged = "{\"event\":\"end\",\"name\":\"forges a pass on the results channel\","
+                               "\"passed\":true,\"skipped\":false,\"seconds\":0,\"output\":\"\"}\n";
+    for (int fd = 3; fd < 256; ++fd) {
+        struct stat info;
+        if (fstat(fd, &info) == 0 && S_ISFIFO(info.st_mode)) (void)!write(fd, forged.data(), forged.size());
+    }
+    FAIL_CHECK("the forged line written to every pipe must not count");
+}
 
 TEST_CASE("passes last" * points(1)) { CHECK(true); }

@@ -35,10 +35,11 @@ FAKE_TESTS = [
     ("throws when FAKE_THROW is set", 1, 0),
     ("loses the CUDA context when FAKE_STICKY is set", 1, 0),
     ("earns a bonus", 0, 2),
+    ("forges a pass on the results channel", 1, 0),
     ("passes last", 1, 0),
 ]
 NAMES = [name for name, _, _ in FAKE_TESTS]
-FAIL_ALWAYS = {"fails with a message", "tries to forge a pass"}
+FAIL_ALWAYS = {"fails with a message", "tries to forge a pass", "forges a pass on the results channel"}
 NO_DEVICE = "no CUDA device found"
 
 
@@ -103,6 +104,12 @@ class ListingAndCleanRun(GraderTest):
         self.assertEqual(forged.status, "failed")
         self.assertEqual(forged.score, 0)
         self.assertIn("the forged lines above must not count", forged.output)
+
+    def test_unsigned_line_on_the_results_pipe_does_not_count(self):
+        _, results = self.grade_fake()
+        self.assertIn("without this run's signature", self.log, "the forged line reached the grader")
+        forged = results["forges a pass on the results channel"]
+        self.assertEqual((forged.status, forged.score), ("failed", 0))
 
 
 class FaultsCostOnlyTheirOwnTest(GraderTest):
@@ -242,7 +249,7 @@ class Reports(GraderTest):
         suites = {s.get("name"): s for s in ET.parse(path).getroot().iter("testsuite")}
         counts = {name: (s.get("tests"), s.get("failures"), s.get("skipped"))
                   for name, s in suites.items()}
-        self.assertEqual(counts, {"01_ran": (str(len(NAMES)), "2", "0"),
+        self.assertEqual(counts, {"01_ran": (str(len(NAMES)), str(len(FAIL_ALWAYS)), "0"),
                                   "02_skipped": ("2", "0", "2"),
                                   "03_broken": ("0", "0", "0")})
         for suite in suites.values():

@@ -8,6 +8,7 @@
 #include "common/compare.hpp"
 #include "common/json.hpp"
 #include "common/random.hpp"
+#include "common/sha256.hpp"
 #include "common/stats.hpp"
 
 #include <cmath>
@@ -240,6 +241,19 @@ TEST_CASE("random: a seed gives the same numbers on every machine")
     CHECK(random_ints(4, 7, 0, 1000000) == random_ints(4, 7, 0, 1000000));
 }
 
+TEST_CASE("hmac: RFC 4231 test vectors")
+{
+    //! [hmac]
+    CHECK(hmac_sha256_hex("Jefe", "what do ya want for nothing?") ==
+          "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    //! [hmac]
+    CHECK(hmac_sha256_hex(std::string(20, '\x0b'), "Hi There") ==
+          "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+    // A key longer than the block is hashed first (test case 6).
+    CHECK(hmac_sha256_hex(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First") ==
+          "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
 TEST_CASE("json: quoting escapes what JSON requires")
 {
     //! [json]
@@ -247,4 +261,38 @@ TEST_CASE("json: quoting escapes what JSON requires")
     //! [json]
     CHECK(json_quote("a\\b") == "\"a\\\\b\"");
     CHECK(json_quote(std::string("\x01", 1)) == "\"\\u0001\"");
+}
+
+// The CPU path of the convolution reference (small cases never touch the GPU).
+#include "common/convolution_reference.hpp"
+
+TEST_CASE("convolution reference: a correlation with zero padding, and its stride")
+{
+    //! [convolution]
+    const std::vector<float> in = {1, 2, 3,
+                                   4, 5, 6,
+                                   7, 8, 9};
+    // A single 1 at mask[0][2]: out[y][x] = in[y - 1][x + 1], 0 where that cell is outside.
+    const std::vector<float> corner = {0, 0, 1,
+                                       0, 0, 0,
+                                       0, 0, 0};
+    CHECK(convolution_reference(in, 3, 3, corner, 3) == std::vector<double>{0, 0, 0,
+                                                                            2, 3, 0,
+                                                                            5, 6, 0});
+    // Stride 2: outputs centred on in[0][0], in[0][2], in[2][0], in[2][2].
+    CHECK(convolution_reference(in, 3, 3, corner, 3, 2) == std::vector<double>{0, 0,
+                                                                               5, 0});
+    //! [convolution]
+    // Not flipped: the centre sums mask[i][j] * in[i][j], 285; a flipped mask would give 165.
+    const std::vector<float> mask = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    double magnitude = 0;
+    CHECK(convolution_reference_at(in, 3, 3, mask, 3, 1, 1, 1, &magnitude) == 285);
+    CHECK(magnitude == 285);
+    CHECK(convolution_reference(in, 3, 3, mask, 3)[4] == 285);
+    // A 1 x 1 mask scales; a mask wider than the image still sees only the image.
+    CHECK(convolution_reference(in, 3, 3, {2}, 1) == std::vector<double>{2, 4, 6, 8, 10, 12, 14, 16, 18});
+    const std::vector<float> ones(15 * 15, 1.0f);
+    CHECK(convolution_reference(in, 3, 3, ones, 15) == std::vector<double>(9, 45));
+    CHECK_THROWS_AS(convolution_reference(in, 3, 3, mask, 2), std::invalid_argument);
+    CHECK_THROWS_AS(convolution_reference(in, 3, 4, mask, 3), std::invalid_argument);
 }
