@@ -9,8 +9,12 @@ How a lab is graded:
      solution, never from the student's build: student code cannot add tests or points.
   3. The checker runs in its own process group with a fresh seed. Each test's result arrives on
      a pipe of its own (WORKBOOK_RESULTS_FD), never parsed from stdout, so text that student code
-     prints cannot raise a score.
-  4. A test that hangs past its timeout is killed; a test during which the checker crashed,
+     prints cannot raise a score. Each result line is signed with a key made for this process
+     and handed over on another pipe (WORKBOOK_KEY_FD); unsigned or wrongly signed lines, such as
+     student code writing to the results pipe, are ignored.
+  4. A test that hangs past its timeout is killed. Timeouts come from the reference solution's own
+     time for each test on this GPU (timed once and kept in <build>/grade/reference_times.json):
+     10 times that, and never under 20 s. A test during which the checker crashed,
      exited or lost its GPU context fails; in each case the checker is started again at the next
      test, so a fault costs only the test it happened in.
   5. A test that never reported a result counts as failed. Nothing is reported as passed that
@@ -20,6 +24,8 @@ Outputs, under <build>/grade/: results.json (Gradescope's format), junit.xml, an
 with everything the checker printed.
 """
 import argparse
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -34,7 +40,9 @@ import xml.etree.ElementTree as ET
 
 EXIT_NO_DEVICE = 77        # checker and grader: no usable GPU, nothing was graded
 EXIT_CONTEXT_LOST = 75     # checker: a sticky CUDA error; resume in a fresh process
-DEFAULT_TEST_TIMEOUT = 60.0
+TIMEOUT_FACTOR = 10        # a test may take this many times the reference solution's time...
+TIMEOUT_FLOOR = 20.0       # ...and never less than this many seconds
+REFERENCE_TIMEOUT = 300.0  # while the reference solution itself is timed
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -60,8 +68,8 @@ class Test:
 
 
 class Lab:
-    def __init__(self, lab_id, source):
-        self.id, self.source = lab_id, source
+    def __init__(self, lab_id, source, folder=None):
+        self.id, self.source, self.dir = lab_id, source, folder or lab_id
         self.number, _, name = lab_id.partition("_")
         self.title = name.replace("_", " ")
         self.tests = []
@@ -132,29 +140,50 @@ def compiler_errors(output, limit=40):
 # ----------------------------------------------------------------------------------------------
 # Running a checker
 
-def read_events(text):
-    events = []
-    for line in text.splitlines():
+def start_checker(cmd, env_extra, **popen_args):
+    """Starts a checker with a results pipe and a fresh signing key: (process, results fd, key)."""
+    key = secrets.token_hex(32).encode()
+    read_fd, write_fd = os.pipe()
+    key_read, key_write = os.pipe()
+    env = dict(os.environ, WORKBOOK_RESULTS_FD=str(write_fd), WORKBOOK_KEY_FD=str(key_read), **env_extra)
+    proc = subprocess.Popen(cmd, env=env, pass_fds=(write_fd, key_read), **popen_args)
+    os.close(write_fd)
+    os.close(key_read)
+    os.write(key_write, key)  # 64 bytes: fits in any pipe, never blocks
+    os.close(key_write)
+    return proc, read_fd, key
+
+
+def read_events(data, key):
+    """The events among a checker's result lines that carry this run's signature, and how many
+    lines did not."""
+    events, rejected = [], 0
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        body, _, mac = line.rpartition(b"\t")
+        expected = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+        if not body or not hmac.compare_digest(expected, mac):
+            rejected += 1
+            continue
         try:
-            event = json.loads(line)
+            event = json.loads(body.decode("utf-8", "replace"))
         except ValueError:
+            rejected += 1
             continue
         if isinstance(event, dict) and "event" in event:
             events.append(event)
-    return events
+    return events, rejected
 
 
 def list_tests(binary, filters):
     """The tests a checker holds, with their points, in the order it runs them."""
-    read_fd, write_fd = os.pipe()
-    env = dict(os.environ, WORKBOOK_RESULTS_FD=str(write_fd))
-    proc = subprocess.Popen([binary, "--list-test-cases", *filters], env=env, pass_fds=(write_fd,),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as pipe:
-        text = pipe.read()
+    proc, read_fd, key = start_checker([binary, "--list-test-cases", *filters], {},
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with os.fdopen(read_fd, "rb") as pipe:
+        data = pipe.read()
     proc.wait()
-    for event in read_events(text):
+    for event in read_events(data, key)[0]:
         if event["event"] == "list":
             return [Test(t["name"], int(t["points"]), int(t.get("bonus", 0))) for t in event["tests"]]
     raise RuntimeError("%s did not list its tests" % binary)
@@ -163,19 +192,18 @@ def list_tests(binary, filters):
 def run_tests(binary, tests, filters, env_extra, timeout, log, verbose, on_result):
     """Runs a checker over `tests` (its list, in run order), restarting it after any fault.
 
-    Returns a lab-level problem string ("" if none), e.g. the no-GPU message.
+    `timeout` is seconds per test, or a function giving a test's seconds. Returns a lab-level
+    problem string ("" if none), e.g. the no-GPU message.
     """
+    timeout_for = timeout if callable(timeout) else (lambda test: timeout)
     position = 0                                  # index of the first test not yet finished
     while position < len(tests):
         first = position
-        read_fd, write_fd = os.pipe()
-        env = dict(os.environ, WORKBOOK_RESULTS_FD=str(write_fd), **env_extra)
         cmd = [binary, "--first=%d" % (position + 1), *filters]
         log.write("$ %s\n" % " ".join(cmd))
         log.flush()
-        proc = subprocess.Popen(cmd, env=env, pass_fds=(write_fd,), stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        os.close(write_fd)
+        proc, read_fd, signing_key = start_checker(cmd, env_extra, stdout=subprocess.PIPE,
+                                                   stderr=subprocess.STDOUT, start_new_session=True)
         events = os.fdopen(read_fd, "rb", buffering=0)
         selector = selectors.DefaultSelector()
         selector.register(events, selectors.EVENT_READ, "events")
@@ -183,7 +211,9 @@ def run_tests(binary, tests, filters, env_extra, timeout, log, verbose, on_resul
         pending, current, started, timed_out, problem = b"", None, time.monotonic(), False, ""
 
         while selector.get_map():
-            limit = timeout - (time.monotonic() - started)
+            # After the last test, the checker only has to exit: the floor is time enough.
+            allowed = timeout_for(tests[position]) if position < len(tests) else TIMEOUT_FLOOR
+            limit = allowed - (time.monotonic() - started)
             if limit <= 0:
                 timed_out = True
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -203,7 +233,11 @@ def run_tests(binary, tests, filters, env_extra, timeout, log, verbose, on_resul
                 pending += chunk
                 while b"\n" in pending:
                     line, pending = pending.split(b"\n", 1)
-                    for event in read_events(line.decode("utf-8", "replace")):
+                    accepted, rejected = read_events(line, signing_key)
+                    if rejected:
+                        log.write("[grader: ignored %d result line(s) without this run's signature]\n"
+                                  % rejected)
+                    for event in accepted:
                         kind = event["event"]
                         if kind == "start":
                             current, started = event.get("name"), time.monotonic()
@@ -235,7 +269,8 @@ def run_tests(binary, tests, filters, env_extra, timeout, log, verbose, on_resul
         test.status, test.seconds = "failed", time.monotonic() - started
         if timed_out:
             test.output = ("timed out after %.0f s and was stopped. Does a kernel loop forever, "
-                           "or wait at a __syncthreads() that some threads never reach?" % timeout)
+                           "or wait at a __syncthreads() that some threads never reach?"
+                           % timeout_for(test))
         elif current is None:
             test.output = ("the checker exited before this test started (exit status %s)"
                            % describe_status(proc.returncode))
@@ -346,8 +381,107 @@ def write_junit(path, labs):
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
+def write_report_html(path, labs, seed, device, seconds):
+    """report.html beside results.json: one self-contained page, a bar per lab, every test's
+    status and points, and each failing test's message."""
+    from html import escape
+    css = ("body{font:14px/1.4 sans-serif;margin:2em auto;max-width:60em;color:#222}"
+           "h2{margin:1.6em 0 .4em}table{border-collapse:collapse;width:100%}"
+           "td{padding:2px 8px;border-bottom:1px solid #eee;vertical-align:top}"
+           ".track{background:#eee;height:1.2em;border-radius:3px;overflow:hidden}"
+           ".bar{background:#2e7d32;height:100%}.passed{color:#2e7d32}.failed{color:#c62828}"
+           ".skipped{color:#8d6e00}pre{background:#fafafa;border-left:3px solid #c62828;"
+           "padding:.4em .8em;white-space:pre-wrap;margin:.2em 0 .6em}.n{text-align:right}")
+    total, possible = sum(lab.score for lab in labs), sum(lab.max_score for lab in labs)
+    bonus, possible_bonus = sum(lab.bonus for lab in labs), sum(lab.max_bonus for lab in labs)
+    out = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+           "<title>Grade report: %d/%d</title><link rel='icon' href='data:,'><style>%s</style></head><body>" % (total, possible, css),
+           "<h1>Score: %d/%d%s</h1>" % (total, possible,
+                                        " +%d/%d bonus" % (bonus, possible_bonus) if possible_bonus else ""),
+           "<p>seed %d (replay: <code>make grade SEED=%d</code>); device: %s; %.1f s</p>" % (
+               seed, seed, escape(device.get("device", device.get("message", "none"))), seconds),
+           "<table>"]
+    for lab in labs:
+        width = (100.0 * lab.score / lab.max_score if lab.max_score else
+                 100.0 * lab.bonus / lab.max_bonus if lab.max_bonus else 0)
+        out.append("<tr><td>Lab %s %s</td><td style='width:50%%'><div class='track'><div class='bar' "
+                   "style='width:%.1f%%'></div></div></td><td class='n'>%s</td></tr>"
+                   % (escape(lab.number), escape(lab.title), width, escape(lab.summary())))
+    out.append("</table>")
+    for lab in labs:
+        out.append("<h2 id='lab-%s'>Lab %s %s: %s</h2>" % (escape(lab.id), escape(lab.number),
+                                                       escape(lab.title), escape(lab.summary())))
+        if lab.problem:
+            out.append("<pre>%s</pre>" % escape(lab.problem))
+        out.append("<table>")
+        for t in lab.tests:
+            worth = ("%d/%d" % (t.score, t.points) if t.points else "%d/%d bonus" % (t.score, t.bonus))
+            out.append("<tr><td class='%s'>%s</td><td>%s</td><td class='n'>%s</td><td class='n'>"
+                       "%.1f s</td></tr>" % (t.status, t.status.upper(), escape(t.name), worth,
+                                             t.seconds))
+            if t.status == "failed" and t.output.strip() and t.output != lab.problem:
+                out.append("<tr><td></td><td colspan='3'><pre>%s</pre></td></tr>" % escape(t.output))
+            elif t.status == "skipped" and t.output and t.output != lab.problem:
+                out.append("<tr><td></td><td colspan='3' class='skipped'>%s</td></tr>"
+                           % escape(t.output))
+        out.append("</table>")
+    out.append("</body></html>\n")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(out))
+
+
 # ----------------------------------------------------------------------------------------------
 # Grading
+
+def reference_cache(trusted_build_dir):
+    return os.path.join(trusted_build_dir, "grade", "reference_times.json")
+
+
+def reference_stamp(trusted, device):
+    """What the cached times depend on: the GPU and the reference checker's build."""
+    return {"device": device.get("device", ""), "built": os.path.getmtime(trusted)}
+
+
+def load_reference_times(trusted_build_dir):
+    try:
+        with open(reference_cache(trusted_build_dir)) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def remember_reference_times(trusted_build_dir, lab, trusted, device):
+    """Keeps each test's time from a run of the reference solution on this GPU."""
+    cache = load_reference_times(trusted_build_dir)
+    cache[lab.id] = {"stamp": reference_stamp(trusted, device),
+                     "seconds": {t.name: t.seconds for t in lab.tests if t.status == "passed"}}
+    os.makedirs(os.path.dirname(reference_cache(trusted_build_dir)), exist_ok=True)
+    with open(reference_cache(trusted_build_dir), "w") as f:
+        json.dump(cache, f, indent=1)
+
+
+def test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log):
+    """Seconds each test may take: --timeout if given, else from the reference's own times."""
+    if args.timeout:
+        return args.timeout
+    if args.solutions:
+        return REFERENCE_TIMEOUT  # the reference is what is being timed
+    entry = load_reference_times(trusted_build_dir).get(lab.id)
+    if not entry or entry.get("stamp") != reference_stamp(trusted, device):
+        print("  timing the reference solution once on this GPU, to set the timeouts...")
+        sys.stdout.flush()
+        reference = list_tests(trusted, [])
+        log.write("[timing the reference solution]\n")
+        run_tests(trusted, reference, [], env_extra, REFERENCE_TIMEOUT, log, False, lambda test: None)
+        reference_lab = Lab(lab.id, lab.source)
+        reference_lab.tests = reference
+        remember_reference_times(trusted_build_dir, reference_lab, trusted, device)
+        entry = load_reference_times(trusted_build_dir)[lab.id]
+    seconds = entry["seconds"]
+    print("  timeouts: %dx the reference solution's time per test on this GPU, at least %.0f s"
+          % (TIMEOUT_FACTOR, TIMEOUT_FLOOR))
+    return lambda test: max(TIMEOUT_FLOOR, TIMEOUT_FACTOR * seconds.get(test.name, REFERENCE_TIMEOUT))
+
 
 def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, device, args, log_dir):
     print("\nLab %s: %s" % (lab.number, lab.title))
@@ -361,6 +495,13 @@ def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, dev
         trusted = os.path.join(trusted_build_dir, "bin", "check_%s_solution" % lab.id)
         lab.tests = list_tests(trusted, filters)
 
+        student_file = os.path.join(labs_dir_of(build_dir), lab.dir, lab.source)
+        if not args.no_build and not args.solutions and not args.variant and not os.path.exists(student_file):
+            lab.problem = "is missing from the submission (no %s), so every test scores 0" % student_file
+            for t in lab.tests:
+                t.output = lab.problem
+            print("  " + lab.problem)
+            return
         if not args.no_build:
             ok, output = build(build_dir, target)
             log.write(output)
@@ -377,8 +518,11 @@ def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, dev
             print("  skipped, not graded: %s" % lab.problem)
             return
         binary = os.path.join(build_dir, "bin", target)
-        problem = run_tests(binary, lab.tests, filters, env_extra, args.timeout, log,
+        timeout = test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
+        problem = run_tests(binary, lab.tests, filters, env_extra, timeout, log,
                             args.verbose, print_test)
+        if args.solutions and not problem and not filters:
+            remember_reference_times(trusted_build_dir, lab, trusted, device)
         if problem:
             lab.problem = problem
             for t in lab.tests:
@@ -397,7 +541,9 @@ def parse_args(argv):
     which.add_argument("--submission", help="grade another copy of labs/, e.g. a student's")
     which.add_argument("--variant", help="grade a buggy variant kept under tests/buggy/")
     p.add_argument("--seed", type=int, help="the data seed; by default a fresh one is drawn")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TEST_TIMEOUT, help="seconds per test")
+    p.add_argument("--timeout", type=float,
+                   help="seconds per test (default: %d times the reference's time, at least %.0f s)"
+                   % (TIMEOUT_FACTOR, TIMEOUT_FLOOR))
     p.add_argument("--verbose", action="store_true", help="also show everything the checker prints")
     p.add_argument("--no-build", action="store_true", help="use the binaries already built")
     p.add_argument("--out", help="where results.json, junit.xml and logs go (default <build>/grade)")
@@ -418,15 +564,16 @@ def grade(args):
             sys.exit("no such submission folder: %s" % submission)
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(submission.rstrip("/")))
         build_dir = os.path.join(trusted_build_dir, "submissions", name)
-        cache = os.path.join(build_dir, "CMakeCache.txt")
-        if not os.path.exists(cache):
+        # Configure on first use, and again whenever the folder was last built from another path.
+        if (not os.path.exists(os.path.join(build_dir, "CMakeCache.txt"))
+                or cmake_cache_value(build_dir, "WORKBOOK_LABS_DIR") != submission):
             archs = cmake_cache_value(trusted_build_dir, "CMAKE_CUDA_ARCHITECTURES")
             configure(build_dir, ["-DWORKBOOK_LABS_DIR=" + submission, "-DWORKBOOK_GRADE_ONLY=ON",
                                   "-DCMAKE_CUDA_ARCHITECTURES=" + archs])
 
     with open(os.path.join(build_dir, "workbook.json")) as f:
         manifest = json.load(f)
-    labs = [Lab(entry["id"], entry["source"]) for entry in manifest["labs"]]
+    labs = [Lab(entry["id"], entry["source"], entry.get("dir")) for entry in manifest["labs"]]
     if args.lab:
         labs = [lab for lab in labs if args.lab in (lab.id, lab.number)]
         if not labs:
@@ -466,7 +613,9 @@ def grade(args):
     seconds = time.monotonic() - started
     write_results_json(os.path.join(out_dir, "results.json"), labs, seed, device, seconds)
     write_junit(os.path.join(out_dir, "junit.xml"), labs)
-    print("Reports: %s/results.json, %s/junit.xml, logs in %s/" % (out_dir, out_dir, out_dir))
+    write_report_html(os.path.join(out_dir, "report.html"), labs, seed, device, seconds)
+    print("Reports: %s/results.json, %s/junit.xml, %s/report.html, logs in %s/"
+          % (out_dir, out_dir, out_dir, out_dir))
 
     if not device.get("ok"):
         status = EXIT_NO_DEVICE
@@ -479,11 +628,20 @@ def grade(args):
     return labs, device, seed, status
 
 
+def labs_dir_of(build_dir):
+    """The copy of labs/ a build folder builds its check_NN targets from."""
+    return cmake_cache_value(build_dir, "WORKBOOK_LABS_DIR") or os.path.join(SOURCE_DIR, "labs")
+
+
 def cmake_cache_value(build_dir, key):
-    with open(os.path.join(build_dir, "CMakeCache.txt")) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return line.split("=", 1)[1].strip()
+    """A value from a build folder's CMake cache, or "" when it has none."""
+    try:
+        with open(os.path.join(build_dir, "CMakeCache.txt")) as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return line.split("=", 1)[1].strip()
+    except OSError:
+        pass
     return ""
 
 
