@@ -7,6 +7,8 @@
 #   make grade SOLUTIONS=1         grade solutions/ (must score full marks)
 #   make grade SUBMISSION=path     grade another copy of labs/ (one student's)
 #   make grade SEED=n              replay a grade run with the seed it printed
+#   make grade-class SUBMISSIONS=dir  grade every student's copy of labs/ in dir, one per GPU
+#   make docs                      build the book (Doxygen) into build/docs/html
 #   make clean                     remove build/
 
 BUILD  ?= build
@@ -14,7 +16,7 @@ PYTHON ?= python3
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 GRADE   = $(PYTHON) tests/grade.py --build-dir $(BUILD) $(if $(SEED),--seed $(SEED))
 
-.PHONY: all grade check test clean configure deps
+.PHONY: all grade grade-class check test clean configure deps docs
 all: configure
 	cmake --build $(BUILD) --parallel $(JOBS)
 
@@ -35,10 +37,29 @@ deps:
 	     (apt-get update -qq && apt-get install -y -qq doctest-dev >/dev/null)) || true; \
 	  fi; \
 	fi
+# The book and its browser test (make docs, make test) need Doxygen, graphviz, matplotlib and
+# Debian's Chromium: installed as root with apt when missing; without them those tests skip.
+ifneq ($(filter test docs,$(MAKECMDGOALS)),)
+	@missing=""; \
+	command -v doxygen >/dev/null || missing="$$missing doxygen"; \
+	command -v dot >/dev/null || missing="$$missing graphviz"; \
+	$(PYTHON) -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || \
+	  missing="$$missing python3-matplotlib"; \
+	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || missing="$$missing chromium"; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "Installing$$missing, for the book (make docs) and its browser test"; \
+	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null 2>&1 || \
+	   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null)) || true; \
+	fi
+endif
 
 grade: configure
 	$(GRADE) $(if $(LAB),--lab $(LAB)) $(if $(SOLUTIONS),--solutions) \
 	  $(if $(SUBMISSION),--submission $(SUBMISSION))
+
+grade-class: configure
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade-class SUBMISSIONS=dir"; exit 2; }
+	$(PYTHON) tests/grade_class.py --build-dir $(BUILD) --submissions $(SUBMISSIONS) $(if $(SEED),--seed $(SEED)) $(if $(LAB),--lab $(LAB))
 
 check: configure
 	@test -n "$(LAB)" || { echo "usage: make check LAB=01"; exit 2; }
@@ -47,6 +68,12 @@ check: configure
 test: configure
 	cmake --build $(BUILD) --parallel $(JOBS)
 	cd $(BUILD) && ctest --output-on-failure
+
+# The book: the labs' walkthroughs, the common library's reference and the measured figures, as
+# one HTML site built by Doxygen with warnings as errors. It needs no configured build: the
+# CMake target `docs` runs the same script.
+docs: deps
+	$(PYTHON) docs/build_docs.py --build-dir $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

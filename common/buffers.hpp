@@ -41,13 +41,18 @@ public:
 
     /// \brief Allocates a buffer and copies host data into it.
     /// \param host the elements to upload
+    /// \snippet tests/check_01_vector_add.cpp buffers
     explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
 
     ~DeviceBuffer() { cudaFree(data_); }  // nothing to report from a destructor
 
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    /// \brief Takes over another buffer's memory; other is left empty.
+    /// \param other the buffer to move from
     DeviceBuffer(DeviceBuffer&& other) noexcept { swap(other); }
+    /// \brief Swaps memory with another buffer; other frees this one's old memory.
+    /// \param other the buffer to move from
     DeviceBuffer& operator=(DeviceBuffer&& other) noexcept
     {
         swap(other);
@@ -141,6 +146,7 @@ std::size_t count_poison(const T* data, std::size_t count)
 
 /// \brief Fills a host array with the poison pattern.
 /// \param host the array to poison
+/// \snippet tests/unit/test_common.cpp poison
 template <class T>
 void poison_host(std::vector<T>& host)
 {
@@ -160,6 +166,7 @@ struct GuardReport {
     /// \brief A sentence for the student, e.g. "3 elements written past the end of c (c[1000] to ...)".
     /// \param name the output's name in the lab, e.g. "c"
     /// \param count the output's length
+    /// \snippet tests/check_01_vector_add.cpp compare
     std::string describe(const std::string& name, std::size_t count) const;
 };
 
@@ -184,6 +191,7 @@ public:
 
     /// \brief Allocates count elements plus the two guard zones, already poisoned.
     /// \param count the number of output elements
+    /// \snippet tests/check_01_vector_add.cpp buffers
     explicit GuardedOutput(std::size_t count)
         : count_(count), storage_(2 * guard_bytes + count * sizeof(T))
     {
@@ -215,6 +223,7 @@ public:
     }
 
     /// \brief Reads both guard zones back and reports any element a kernel wrote there.
+    /// \snippet tests/check_01_vector_add.cpp compare
     GuardReport check_guards() const
     {
         std::vector<unsigned char> before(guard_bytes), after(guard_bytes);

@@ -47,6 +47,7 @@ struct Shape {
 
     /// \brief A vector of n elements.
     /// \param n the length
+    /// \snippet tests/check_01_vector_add.cpp compare
     static Shape vector(std::size_t n) { return {1, n, false}; }
     /// \brief A rows x cols matrix, row-major.
     /// \param rows the number of rows

@@ -24,6 +24,7 @@ std::uint64_t run_seed();
 
 /// \brief A seed for one piece of data, derived from the run seed and a label.
 /// \param label names the data, e.g. "a n=1000"; different labels give unrelated streams
+/// \snippet tests/check_01_vector_add.cpp inputs
 std::uint64_t seed_for(const std::string& label);
 
 /// \brief A small, fast, portable random generator (xoshiro256**, seeded by splitmix64).

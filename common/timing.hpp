@@ -31,8 +31,10 @@ struct Timing {
     double seconds() const { return ms.median * 1e-3; }
     /// \brief The rate for a given amount of work: units / seconds() / 1e9.
     /// \param units bytes for GB/s, floating-point operations for GFLOP/s
+    /// \snippet tests/check_01_vector_add.cpp versus
     double giga_per_second(double units) const { return units / seconds() / 1e9; }
     /// \brief Text such as "0.412 ms (median of 15, spread 1.3%)".
+    /// \snippet tests/check_01_vector_add.cpp versus
     std::string describe() const;
 };
 

@@ -1,0 +1,516 @@
+#!/usr/bin/env python3
+"""The book in a real browser: ctest's `docs.browser`.
+
+    browser_test.py --build-dir BUILD [--report FILE.html ...] [--quiet]
+
+Serves BUILD/docs/html (the book, built by `make docs`) and a grade report page on 127.0.0.1,
+opens every .html page of the book in headless Chromium (Debian's), driven through the DevTools
+protocol over a pipe (--remote-debugging-pipe: no port, no network, nothing but the standard
+library), and checks on each page, in the browser itself:
+
+* the page loads: its HTTP status is 200, no resource of the site fails to load, and its
+  scripts throw no exception;
+* every image loads: each <img> is complete with a natural width above 0;
+* every internal link resolves: each <a href> into the site names a file that exists and, when it
+  has a #fragment, an element with that id or name in the target page.
+
+The grade report is checked the same way: a sample that this script writes with tests/grade.py's
+own writers (passed, failed, skipped and bonus tests, a lab that does not compile), plus every
+--report given and BUILD/grade/report.html when a grade run left one.
+
+It saves screenshots of the main page, a lab page and the report under BUILD/docs/screenshots/,
+for a person to look at. Exit status: 0 all good; 1 a check failed; 77 (skipped) when Chromium
+is not installed, or when the book was not built because Doxygen is missing.
+"""
+import argparse
+import base64
+import functools
+import html.parser
+import http.server
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+EXIT_SKIPPED = 77
+PAGE_TIMEOUT = 30.0
+
+# Debian's flags for a headless Chromium as root on a machine with no network.
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--disable-extensions", "--disable-default-apps",
+    "--no-default-browser-check", "--mute-audio", "--hide-scrollbars",
+    "--window-size=1280,900", "--remote-debugging-pipe",
+]
+
+
+def find_chromium():
+    for name in (os.environ.get("CHROMIUM", ""), "chromium", "chromium-browser", "google-chrome",
+                 "google-chrome-stable"):
+        path = shutil.which(name) if name else None
+        if path:
+            return path
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# A local web server for the site and the reports
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def serve(directory):
+    handler = functools.partial(QuietHandler, directory=directory)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, "http://127.0.0.1:%d/" % server.server_address[1]
+
+
+# ----------------------------------------------------------------------------------------------
+# Chromium through the DevTools protocol over a pipe
+
+class Browser:
+    """Chromium with --remote-debugging-pipe: it reads commands on fd 3, writes on fd 4."""
+
+    def __init__(self, chromium, profile):
+        to_browser_r, self._to_browser = os.pipe()
+        self._from_browser, from_browser_w = os.pipe()
+        # A small Python trampoline puts the pipe's ends on fds 3 and 4, then becomes Chromium.
+        trampoline = ("import fcntl, os, sys\n"
+                      "r, w = (fcntl.fcntl(int(fd), fcntl.F_DUPFD, 5) for fd in sys.argv[1:3])\n"
+                      "os.dup2(r, 3)\n"
+                      "os.dup2(w, 4)\n"
+                      "os.set_inheritable(3, True)\n"
+                      "os.set_inheritable(4, True)\n"
+                      "os.execv(sys.argv[3], sys.argv[3:])\n")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", trampoline, str(to_browser_r), str(from_browser_w), chromium,
+             *CHROMIUM_FLAGS, "--user-data-dir=" + profile, "about:blank"],
+            pass_fds=(to_browser_r, from_browser_w), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        os.close(to_browser_r)
+        os.close(from_browser_w)
+        self._next_id = 0
+        self._replies = {}
+        self._events = queue.Queue()
+        self._lock = threading.Condition()
+        self._closed = False
+        self._stderr = []
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read_stderr(self):
+        for line in self.proc.stderr:
+            self._stderr.append(line.decode("utf-8", "replace"))
+            del self._stderr[:-30]
+
+    def _read(self):
+        buffer = b""
+        while True:
+            try:
+                chunk = os.read(self._from_browser, 1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                with self._lock:
+                    self._closed = True
+                    self._lock.notify_all()
+                return
+            buffer += chunk
+            while b"\0" in buffer:
+                raw, buffer = buffer.split(b"\0", 1)
+                message = json.loads(raw.decode("utf-8"))
+                if "id" in message:
+                    with self._lock:
+                        self._replies[message["id"]] = message
+                        self._lock.notify_all()
+                else:
+                    self._events.put(message)
+
+    def send(self, method, params=None, session=None, timeout=PAGE_TIMEOUT):
+        with self._lock:
+            self._next_id += 1
+            ident = self._next_id
+        message = {"id": ident, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        os.write(self._to_browser, json.dumps(message).encode("utf-8") + b"\0")
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while ident not in self._replies:
+                left = deadline - time.monotonic()
+                if self._closed:
+                    raise RuntimeError("Chromium exited:\n" + "".join(self._stderr))
+                if left <= 0:
+                    raise TimeoutError("Chromium did not answer %s in %.0f s" % (method, timeout))
+                self._lock.wait(left)
+            reply = self._replies.pop(ident)
+        if "error" in reply:
+            raise RuntimeError("%s failed: %s" % (method, reply["error"].get("message")))
+        return reply.get("result", {})
+
+    def events(self, timeout):
+        """The next event, or None after timeout seconds."""
+        try:
+            return self._events.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self):
+        try:
+            self.send("Browser.close", timeout=5)
+        except Exception:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._to_browser)
+
+
+class Tab:
+    """One page of the browser, attached in flat mode."""
+
+    def __init__(self, browser):
+        self.browser = browser
+        target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = browser.send("Target.attachToTarget",
+                                    {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Page", "Runtime", "Network"):
+            self.send(domain + ".enable")
+        self.send("Emulation.setDeviceMetricsOverride",
+                  {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+
+    def send(self, method, params=None):
+        return self.browser.send(method, params, self.session)
+
+    def open(self, url):
+        """Navigates and waits for the load event; returns what happened on the way."""
+        while self.browser.events(0) is not None:    # forget the previous page's stragglers
+            pass
+        result = {"status": None, "failed": [], "exceptions": []}
+        requests, pending = {}, set()
+        reply = self.send("Page.navigate", {"url": url})
+        if reply.get("errorText"):
+            result["failed"].append("%s (%s)" % (url, reply["errorText"]))
+            return result
+        loader = reply.get("loaderId")
+        deadline = time.monotonic() + PAGE_TIMEOUT
+        loaded = False
+        quiet_until = None
+        while True:
+            now = time.monotonic()
+            if now > deadline:
+                result["failed"].append("%s: %s in %.0f s" % (
+                    url, "still loading %s" % ", ".join(sorted(requests[r] for r in pending))
+                    if loaded else "no load event", PAGE_TIMEOUT))
+                break
+            if loaded and not pending and now >= quiet_until:
+                break
+            event = self.browser.events(0.05 if loaded else 1.0)
+            if event is None or event.get("sessionId") != self.session:
+                continue
+            method, params = event.get("method"), event.get("params", {})
+            if method == "Network.requestWillBeSent":
+                requests[params["requestId"]] = params["request"]["url"]
+                if params.get("loaderId") == loader or loader is None:
+                    pending.add(params["requestId"])
+            elif method in ("Network.loadingFinished", "Network.loadingFailed"):
+                pending.discard(params["requestId"])
+                quiet_until = max(quiet_until or 0, time.monotonic() + 0.03)
+            elif method == "Network.responseReceived":
+                response = params["response"]
+                if params.get("type") == "Document" and response["url"].split("#")[0] == url.split("#")[0]:
+                    result["status"] = response["status"]
+                if response["status"] >= 400 and not response["url"].endswith("/favicon.ico"):
+                    result["failed"].append("%s (HTTP %d)" % (response["url"], response["status"]))
+            if method == "Network.loadingFailed":
+                if not params.get("canceled"):
+                    result["failed"].append("%s (%s)" % (requests.get(params["requestId"], "?"),
+                                                         params.get("errorText")))
+            elif method == "Runtime.exceptionThrown":
+                details = params["exceptionDetails"]
+                text = details.get("exception", {}).get("description") or details.get("text")
+                result["exceptions"].append(text.splitlines()[0] if text else "an exception")
+            elif method == "Page.loadEventFired":
+                loaded = True       # then wait for what scripts load after `load` to finish
+                quiet_until = max(quiet_until or 0, time.monotonic() + 0.03)
+        return result
+
+    def evaluate(self, expression):
+        reply = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                               "awaitPromise": True})
+        if "exceptionDetails" in reply:
+            raise RuntimeError("evaluating in the page failed: %s" % reply["exceptionDetails"])
+        return reply["result"].get("value")
+
+    def screenshot(self, path):
+        data = self.send("Page.captureScreenshot", {"format": "png"})["data"]
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+
+
+# What the browser reports about a loaded page.
+INSPECT = """(async () => {
+  // Doxygen's navigation tree is built by scripts after the load event; wait for it to mark
+  // this page's entry (pages outside the tree never do: 2 s at most).
+  const tree = document.getElementById('nav-tree');
+  const until = Date.now() + 2000;
+  while (tree && !tree.querySelector('.selected') && Date.now() < until)
+    await new Promise(done => setTimeout(done, 20));
+  const images = Array.from(document.images);
+  await Promise.all(images.map(i => i.complete ? null : new Promise(done => {
+    i.addEventListener('load', done); i.addEventListener('error', done);
+    setTimeout(done, 5000);
+  })));
+  return {
+    ready: document.readyState,
+    tree: tree ? !!tree.querySelector('.selected') : null,
+    title: document.title,
+    text: document.body ? document.body.innerText.length : 0,
+    images: images.map(i => ({src: i.currentSrc || i.src,
+                              ok: i.complete && i.naturalWidth > 0})),
+    links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
+  };
+})()"""
+
+
+# ----------------------------------------------------------------------------------------------
+# Checking anchors
+
+class AnchorParser(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.anchors = set()
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name in ("id", "name") and value:
+                self.anchors.add(value)
+
+
+@functools.lru_cache(maxsize=None)
+def anchors_of(path):
+    parser = AnchorParser()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        parser.feed(f.read())
+    return frozenset(parser.anchors)
+
+
+def check_link(href, base_url, root):
+    """None when href resolves; otherwise why not. Links that leave the site are not checked."""
+    if not href.startswith(base_url):
+        return None
+    parsed = urllib.parse.urlsplit(href)
+    rel = urllib.parse.unquote(parsed.path)[len(urllib.parse.urlsplit(base_url).path):]
+    path = os.path.join(root, rel)
+    if os.path.isdir(path):
+        path = os.path.join(path, "index.html")
+    if not os.path.isfile(path):
+        return "%s: no such file %s" % (href, rel or "index.html")
+    if parsed.fragment and path.endswith(".html"):
+        fragment = urllib.parse.unquote(parsed.fragment)
+        if fragment not in anchors_of(path):
+            return "%s: %s has no anchor #%s" % (href, os.path.basename(path), fragment)
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# The sample grade report
+
+def write_sample_report(out_dir):
+    """A report.html from tests/grade.py's own writers, with every kind of result in it."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import grade
+
+    def make_test(name, points, status, output="", bonus=0, seconds=0.4):
+        t = grade.Test(name, points, bonus)
+        t.status, t.output, t.seconds = status, output, seconds
+        return t
+
+    lab1 = grade.Lab("01_vector_add", "vector_add.cu")
+    lab1.tests = [
+        make_test("kernel: n = 1", 1, "passed"),
+        make_test("kernel: n = 1000", 1, "failed",
+                  "run 1 of 2, n = 1000:\nc: 232 of 1000 elements are wrong (all of them never "
+                  "written: they still hold the poison value)\n  c[768]: expected 0.767680168, "
+                  "got nothing (never written)\nHint: does your grid cover all n elements? "
+                  "<Round the number of blocks up> & try again."),
+        make_test("round trip from host: frees what it allocates", 1, "passed"),
+        make_test("performance: bandwidth against the reference at n = 2^26 + 1", 3, "passed",
+                  "your kernel: 2700 GB/s = 91% of copy (2958 GB/s)"),
+    ]
+    lab3 = grade.Lab("03_shared_transpose", "transpose.cu")
+    lab3.tests = [
+        make_test("step 1 (unpadded): 31 x 33", 1, "passed"),
+        make_test("no shared-memory race: compute-sanitizer racecheck (100 x 70)", 2, "skipped",
+                  "compute-sanitizer is not installed"),
+        make_test("padding removes the bank conflicts (4096 x 4096)", 3, "failed",
+                  "2.1 bank conflicts per shared request (at most 0.5 passes)"),
+    ]
+    lab4 = grade.Lab("04_naive_matmul", "matmul.cu")
+    lab4.problem = ("does not compile, so every test scores 0:\nmatmul.cu(17): error: "
+                    "identifier \"rowz\" is undefined")
+    lab4.tests = [make_test("1 x 1 x 1", 1, "failed", lab4.problem),
+                  make_test("optional, 1-D blocks: 17 x 33 x 65", 0, "failed", lab4.problem, bonus=1)]
+    lab5 = grade.Lab("05_register_blocking", "register_blocking.cu")
+    lab5.tests = [make_test("register blocking: 1 x 1 x 1", 0, "passed", bonus=1)]
+    labs = [lab1, lab3, lab4, lab5]
+    device = {"ok": True, "device": "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB, L2 50 MiB)"
+                                     " [a sample: no grade run made this page]"}
+    os.makedirs(out_dir, exist_ok=True)
+    grade.write_results_json(os.path.join(out_dir, "results.json"), labs, 1234, device, 12.3)
+    path = os.path.join(out_dir, "report.html")
+    grade.write_report_html(path, labs, 1234, device, 12.3)
+    return path
+
+
+# ----------------------------------------------------------------------------------------------
+
+def check_site(tab, base_url, root, pages, problems, log):
+    checked_links = 0
+    images = 0
+    for i, rel in enumerate(pages):
+        url = base_url + urllib.parse.quote(rel)
+        result = tab.open(url)
+        where = rel
+        if result["status"] != 200:
+            problems.append("%s: the page did not load (HTTP status %s)" % (where, result["status"]))
+        for failure in result["failed"]:
+            problems.append("%s: a resource failed to load: %s" % (where, failure))
+        for exception in result["exceptions"]:
+            problems.append("%s: a script threw: %s" % (where, exception))
+        info = tab.evaluate(INSPECT)
+        if info["ready"] != "complete" or info["text"] == 0:
+            problems.append("%s: the page is not complete or shows no text (%s, %d characters)"
+                            % (where, info["ready"], info["text"]))
+        for image in info["images"]:
+            images += 1
+            if not image["ok"]:
+                problems.append("%s: the image %s did not load" % (where, image["src"]))
+        for href in sorted(set(info["links"])):
+            if href.startswith(("javascript:", "mailto:")):
+                continue
+            checked_links += href.startswith(base_url)
+            why = check_link(href, base_url, root)
+            if why:
+                problems.append("%s: a broken link, %s" % (where, why))
+        log("  %-66s %2d images, %3d links%s" % (rel[:66], len(info["images"]), len(info["links"]),
+                                                 "" if info["tree"] is not False else ", not in the tree"))
+    return images, checked_links
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build-dir", required=True)
+    p.add_argument("--report", action="append", default=[], help="another report.html to check")
+    p.add_argument("--quiet", action="store_true", help="print only the summary and problems")
+    args = p.parse_args(argv)
+    started = time.monotonic()
+    build_dir = os.path.abspath(args.build_dir)
+    site = os.path.join(build_dir, "docs", "html")
+    log = (lambda text: None) if args.quiet else print
+
+    chromium = find_chromium()
+    if not chromium:
+        print("SKIPPED: Chromium is not installed (Debian: apt-get install chromium; `make test` "
+              "as root installs it).")
+        return EXIT_SKIPPED
+    if not os.path.exists(os.path.join(site, "index.html")):
+        if not shutil.which("doxygen"):
+            print("SKIPPED: the book was not built: Doxygen is not installed "
+                  "(apt-get install doxygen graphviz python3-matplotlib).")
+            return EXIT_SKIPPED
+        print("FAILED: %s does not exist: build the book first (make docs)" % site)
+        return 1
+
+    pages = sorted(os.path.relpath(os.path.join(d, name), site).replace(os.sep, "/")
+                   for d, _, files in os.walk(site) for name in files if name.endswith(".html"))
+    reports = [write_sample_report(os.path.join(build_dir, "docs", "grade_sample"))]
+    reports += [os.path.abspath(r) for r in args.report]
+    real = os.path.join(build_dir, "grade", "report.html")
+    if os.path.exists(real) and real not in reports:
+        reports.append(real)
+    shots = os.path.join(build_dir, "docs", "screenshots")
+    os.makedirs(shots, exist_ok=True)
+
+    problems = []
+    servers = []
+    profile = tempfile.mkdtemp(prefix="workbook-chromium-")
+    browser = None
+    try:
+        server, base = serve(site)
+        servers.append(server)
+        browser = Browser(chromium, profile)
+        version = browser.send("Browser.getVersion").get("product", "Chromium")
+        print("Opening the book (%d pages) in %s" % (len(pages), version))
+        tab = Tab(browser)
+        images, links = check_site(tab, base, site, pages, problems, log)
+
+        # Screenshots for a person: the main page and a lab page.
+        labs = [page for page in pages if page.startswith("lab_") and page.endswith(".html")
+                and "_figures" not in page]
+        for name, page in (("main_page.png", "index.html"), ("lab_page.png", (labs or [None])[0])):
+            if page is None:
+                problems.append("no lab page (lab_*.html) in the book")
+                continue
+            tab.open(base + page)
+            tab.screenshot(os.path.join(shots, name))
+
+        for i, report in enumerate(reports):
+            server, base = serve(os.path.dirname(report))
+            servers.append(server)
+            name = os.path.basename(report)
+            print("Opening the grade report %s" % report)
+            before = len(problems)
+            more_images, more_links = check_site(tab, base, os.path.dirname(report), [name],
+                                                 problems, log)
+            images, links = images + more_images, links + more_links
+            html_text = open(report, encoding="utf-8").read()
+            for needed in ("Score", "seed"):
+                if needed not in html_text:
+                    problems.append("%s: the report does not show its %s" % (report, needed))
+            if i == 0:
+                tab.open(base + name)
+                tab.screenshot(os.path.join(shots, "grade_report.png"))
+                bars = tab.evaluate("document.querySelectorAll('.bar').length")
+                pres = tab.evaluate("document.querySelectorAll('pre').length")
+                if not bars or not pres:
+                    problems.append("%s: the sample report shows %s bars and %s failure messages"
+                                    % (report, bars, pres))
+                if len(problems) == before:
+                    log("  the sample report shows %d bars and %d failure messages" % (bars, pres))
+        tab.send("Page.close")
+    finally:
+        if browser:
+            browser.close()
+        for server in servers:
+            server.shutdown()
+        shutil.rmtree(profile, ignore_errors=True)
+
+    for problem in problems:
+        print("PROBLEM: " + problem)
+    print("%d pages and %d report(s): %d images, %d internal links checked in %.0f s; "
+          "screenshots in %s" % (len(pages), len(reports), images, links,
+                                 time.monotonic() - started, shots))
+    if problems:
+        print("FAILED: %d problem(s)" % len(problems))
+        return 1
+    print("PASSED")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
