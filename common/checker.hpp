@@ -14,6 +14,7 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <string>
 
 namespace workbook {
@@ -27,6 +28,19 @@ constexpr int exit_context_lost = 75;
 /// still links, the function's address is null, and only the tests that call it fail (through
 /// have_function). Every lab's API header (tests/NN_name.hpp) uses it.
 #define WORKBOOK_STUDENT_FUNCTION __attribute__((weak))
+
+/// \brief Whether a std::function holds nothing, or a student function the file does not define.
+///
+/// std::function treats a function passed by name as a reference and reports it as non-empty
+/// even when the weak symbol behind it is null, so the stored pointer itself is looked at.
+/// \param f a launch or other callable built from a student function
+template <class Signature>
+bool missing(const std::function<Signature>& f)
+{
+    if (!f) return true;
+    const auto* pointer = f.template target<Signature*>();
+    return pointer != nullptr && *pointer == nullptr;
+}
 
 /// \brief Whether a student function exists; if not, fails the current test saying so.
 /// \param address the function's address (null when the student's file does not define it)

@@ -45,7 +45,7 @@ inline std::string size_text(int height, int width) { return std::to_string(heig
 /// Whether the student's file defines the kernel's launch and set_mask; fails the test if not.
 inline bool present(const Kernel& kernel)
 {
-    if (!kernel.launch) return have_function(nullptr, kernel.function.c_str());
+    if (missing(kernel.launch)) return have_function(nullptr, kernel.function.c_str());
     return have_function(reinterpret_cast<const void*>(kernel.set_mask), "set_mask");
 }
 inline int out_size(int size, int stride) { return (size + stride - 1) / stride; }

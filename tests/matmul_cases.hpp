@@ -95,7 +95,7 @@ inline std::string diagnose(const Case& t, const Comparison& result, const Guard
 /// Runs a product on poisoned, guarded C twice (three times on a failure, to tell a race).
 inline void check(Launch launch, const char* function, int m, int k, int n, const std::string& lab_hint = "")
 {
-    if (!launch) {
+    if (missing(launch)) {
         have_function(nullptr, function);
         return;
     }
@@ -131,7 +131,7 @@ inline void check(Launch launch, const char* function, int m, int k, int n, cons
 /// GFLOP/s (2mnk over the time) at 4096^3 against the reference and cuBLAS; 1024 and 2048 reported.
 inline void check_performance(Launch yours, Launch reference, const char* function)
 {
-    if (!yours) {
+    if (missing(yours)) {
         have_function(nullptr, function);
         return;
     }
@@ -176,7 +176,7 @@ inline void check_performance(Launch yours, Launch reference, const char* functi
 /// of the sanitizer tests, so that a kernel that does nothing cannot pass them.
 inline bool writes_everything(Launch launch, const char* function, int m, int k, int n)
 {
-    if (!launch) return have_function(nullptr, function);
+    if (missing(launch)) return have_function(nullptr, function);
     const Case t = make_case(m, k, n);
     const DeviceBuffer<float> a(t.a), b(t.b);
     GuardedOutput<float> c(t.c.size());
