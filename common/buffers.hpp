@@ -175,6 +175,7 @@ struct GuardReport {
 /// \param guard_after the guard read back from after the output
 /// \param elem_size the size of one output element in bytes
 /// \param count the output's length, to number the elements past the end
+/// \snippet tests/unit/test_common.cpp inspect guards
 GuardReport inspect_guards(const std::vector<unsigned char>& guard_before,
                            const std::vector<unsigned char>& guard_after, std::size_t elem_size,
                            std::size_t count);

@@ -74,6 +74,7 @@ doctest::description points(int n);
 
 /// \brief A test-case decorator: the test earns n bonus points (beyond the lab's total).
 /// \param n points, 0 to 20
+/// \snippet tests/check_05_register_blocking.cpp bonus
 doctest::description bonus(int n);
 
 }  // namespace workbook

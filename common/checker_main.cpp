@@ -110,7 +110,9 @@ struct GradeListener : doctest::IReporter {
         stop_if_context_lost();
         name_ = test.m_name;
         output_.str("");
+        //! [clear skip]
         clear_skip();
+        //! [clear skip]
         emit("{\"event\":\"start\",\"name\":" + json_quote(name_) + "}");
     }
 
@@ -124,7 +126,9 @@ struct GradeListener : doctest::IReporter {
         if (!stats.testCaseSuccess && (sticky_error_seen() || is_sticky(cudaDeviceSynchronize())))
             lost_in_ = name_;
 #endif
+        //! [skip reason]
         const bool skipped = !skip_reason().empty();
+        //! [skip reason]
         if (skipped) {
             output_ << "skipped: " << skip_reason() << "\n";
             std::printf("%s: SKIPPED: %s\n", name_.c_str(), skip_reason().c_str());
@@ -233,10 +237,12 @@ int main(int argc, char** argv)
             return workbook::exit_no_device;
         }
         try {
+            //! [run probe]
             if (!workbook::run_probe(probe)) {
                 std::fprintf(stderr, "no probe named \"%s\"\n", probe.c_str());
                 return 2;
             }
+            //! [run probe]
             CUDA_CHECK(cudaDeviceSynchronize());
         } catch (const std::exception& e) {
             std::fprintf(stderr, "probe %s failed: %s\n", probe.c_str(), e.what());

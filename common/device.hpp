@@ -53,12 +53,14 @@ const DeviceFacts& device_facts();
 ///
 /// Measured once per process on buffers much larger than L2, unless WORKBOOK_COPY_GBS holds a
 /// figure measured earlier in the same grade run.
+/// \snippet tests/check_06_thread_sweep.cpp copy ceiling
 double copy_ceiling_gbs();
 
 /// \brief cuBLAS SGEMM FP32 rate in GFLOP/s on square matrices of 4096 (smaller on small GPUs).
 ///
 /// Measured once per process with TF32 off, unless WORKBOOK_SGEMM_GFLOPS holds a figure measured
 /// earlier in the same grade run.
+/// \snippet tests/matmul_cases.hpp versus sgemm
 double sgemm_ceiling_gflops();
 
 /// \brief cuBLAS SGEMM FP32 (TF32 off) on random m x k and k x n matrices, in GFLOP/s.
@@ -75,6 +77,7 @@ std::string versus_copy(double gbs);
 
 /// \brief "9000 GFLOP/s = 18% of cuBLAS SGEMM (51000 GFLOP/s)": a rate beside the SGEMM ceiling.
 /// \param gflops the rate to report
+/// \snippet tests/matmul_cases.hpp versus sgemm
 std::string versus_sgemm(double gflops);
 
 }  // namespace workbook

@@ -67,6 +67,7 @@ std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float lo
 /// \param seed the stream's seed, usually seed_for(label)
 /// \param lo the lower bound
 /// \param hi the upper bound (included)
+/// \snippet tests/unit/test_common.cpp random ints
 std::vector<int> random_ints(std::size_t count, std::uint64_t seed, int lo, int hi);
 
 }  // namespace workbook

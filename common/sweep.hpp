@@ -37,17 +37,20 @@ std::string sweep_table(const Sweep& sweep);
 /// \param path the CSV file
 /// \param sweep the measured sweep
 /// \param size the problem size, for the size column
+/// \snippet tests/check_06_thread_sweep.cpp report
 void append_sweep_csv(const std::string& path, const Sweep& sweep, long long size);
 
 /// \brief A folder for a lab's output files beside the build's bin/ folder, e.g. build/lab06.
 /// \param name the folder's name
 /// \return its path, created if missing
+/// \snippet tests/check_06_thread_sweep.cpp output folder
 std::string output_folder(const std::string& name);
 
 /// \brief Prints a progress line for long runs, e.g. "[3/6] 16 threads per block".
 /// \param step this step, from 1
 /// \param steps how many in all
 /// \param what what is being measured
+/// \snippet solutions/06_thread_sweep/sweep.cu sweep
 void progress(int step, int steps, const std::string& what);
 
 }  // namespace workbook

@@ -100,7 +100,9 @@ ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std
                         int timeout_s)
 {
     ToolRun run;
+    //! [find tool]
     const std::string tool = find_tool(tool_and_args.at(0));
+    //! [find tool]
     if (tool.empty()) {
         run.why_not = tool_and_args[0] + " is not installed (not on PATH, not in /usr/local/cuda/bin)";
         return run;
@@ -129,9 +131,11 @@ CounterReading read_counters(const std::string& probe, const std::string& kernel
     CounterReading reading;
     std::string list;
     for (const auto& m : metrics) list += (list.empty() ? "" : ",") + m;
+    //! [run under ncu]
     const ToolRun run = run_probe_under({"ncu", "--csv", "--metrics", list, "--kernel-name",
                                          "regex:" + kernel_regex},
                                         probe);
+    //! [run under ncu]
     if (!run.ran) {
         reading.why_not = run.why_not;
         return reading;

@@ -22,16 +22,19 @@ using ProbeFunction = void (*)();
 /// \brief Registers a probe under a name; use the WORKBOOK_PROBE macro instead.
 /// \param name the name given after --workbook-probe=
 /// \param body the work to run
+/// \snippet tests/check_03_shared_transpose.cpp probe
 bool register_probe(const char* name, ProbeFunction body);
 
 /// \brief Runs a registered probe in this process (checker_main.cpp calls it).
 /// \param name the probe's name
 /// \return false when no probe has that name
+/// \snippet common/checker_main.cpp run probe
 bool run_probe(const std::string& name);
 
 /// \brief Where an NVIDIA tool lives: on PATH, else in the CUDA toolkit's bin folder.
 /// \param name e.g. "ncu" or "compute-sanitizer"
 /// \return the path, or an empty string when the tool is not installed
+/// \snippet common/tools.cpp find tool
 std::string find_tool(const std::string& name);
 
 /// \brief What happened when a tool ran a probe.
@@ -46,6 +49,7 @@ struct ToolRun {
 /// \param tool_and_args the tool's name (looked up with find_tool) and its arguments
 /// \param probe the probe's name
 /// \param timeout_s seconds before the tool is stopped
+/// \snippet common/tools.cpp run under ncu
 ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
                         int timeout_s = 180);
 
@@ -83,12 +87,15 @@ SanitizerReport sanitize(const std::string& tool, const std::string& probe);
 /// \brief Marks the running test as skipped with a reason: it is reported as skipped and scores
 /// nothing, never as passed. Call it, then return from the test.
 /// \param reason why the test could not run here, e.g. "ncu is not installed"
+/// \snippet tests/check_06_thread_sweep.cpp skip
 void skip_test(const std::string& reason);
 
 /// \brief The reason given to skip_test in the running test, or empty (checker_main.cpp uses it).
+/// \snippet common/checker_main.cpp skip reason
 const std::string& skip_reason();
 
 /// \brief Forgets the skip reason; called when a test starts.
+/// \snippet common/checker_main.cpp clear skip
 void clear_skip();
 
 }  // namespace workbook

@@ -39,7 +39,9 @@ void run_padded_once(int rows, int cols)
 
 }  // namespace
 
+//! [probe]
 WORKBOOK_PROBE("padded 4096") { run_padded_once(kProfiledSize, kProfiledSize); }
+//! [probe]
 WORKBOOK_PROBE("padded 100x70") { run_padded_once(kRaceSize[0], kRaceSize[1]); }
 WORKBOOK_PROBE("small sizes")
 {

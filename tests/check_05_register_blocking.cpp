@@ -20,7 +20,9 @@ void check_blocked(int m, int k, int n)
 }
 }  // namespace
 
+//! [bonus]
 TEST_CASE("register blocking: 1 x 1 x 1" * bonus(1)) { check_blocked(1, 1, 1); }
+//! [bonus]
 TEST_CASE("register blocking: 17 x 33 x 65 (scalar loads)" * bonus(1)) { check_blocked(17, 33, 65); }
 TEST_CASE("register blocking: 200 x 36 x 300 (16-byte loads, partial tiles)" * bonus(1)) { check_blocked(200, 36, 300); }
 TEST_CASE("register blocking: 1024 x 777 x 1023" * bonus(1)) { check_blocked(1024, 777, 1023); }

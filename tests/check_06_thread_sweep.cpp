@@ -97,7 +97,9 @@ double cpu_matmul_ms(int size, int threads)
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+//! [output folder]
 std::string csv_path() { return output_folder("lab06") + "/sweep.csv"; }
+//! [output folder]
 
 // Set when this process wrote a complete sweep.csv: the plot must never draw a file left over
 // from an earlier run (or from another tree's solution).
@@ -257,7 +259,9 @@ TEST_CASE("the sweep report: table and CSV beside the CPU" * points(2))
         append_sweep_csv(csv, sweep, size);
     }
     Vectors v(kVectorN);
+    //! [copy ceiling]
     Sweep vectors{"vector add 2^26", "GB/s", copy_ceiling_gbs(), "copy", {}};
+    //! [copy ceiling]
     vectors.points = sweep_vector_add(v.a.data(), v.b.data(), v.c.data(), kVectorN);
     MESSAGE(sweep_table(vectors));
     append_sweep_csv(csv, vectors, kVectorN);
@@ -292,10 +296,12 @@ TEST_CASE("the sweep plot: PNG and SVG drawn by matplotlib" * points(1))
     for (const char* candidate : {"python3", "/usr/bin/python3"})
         if (python.empty() && std::system((std::string(candidate) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0)
             python = candidate;
+    //! [skip]
     if (python.empty()) {
         skip_test("no python3 with matplotlib is installed (Debian: python3-matplotlib)");
         return;
     }
+    //! [skip]
     const std::string command = python + " '" + WORKBOOK_SOURCE_DIR + "/tests/plot_sweep.py' '" + folder + "'";
     CHECK_MESSAGE(std::system(command.c_str()) == 0, "the plot script failed: " << command);
     for (const char* file : {"/sweep.png", "/sweep.svg"})

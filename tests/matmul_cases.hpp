@@ -164,7 +164,9 @@ inline void check_performance(Launch yours, Launch reference, const char* functi
     const double flops = 2.0 * s * s * static_cast<double>(s);
     const Timing mine = time_gpu([&] { yours(a.data(), b.data(), c.data(), s, s, s); });
     const Timing theirs = time_gpu([&] { reference(a.data(), b.data(), c.data(), s, s, s); });
+    //! [versus sgemm]
     MESSAGE("your kernel at 4096: " << versus_sgemm(mine.giga_per_second(flops)) << ", " << mine.describe());
+    //! [versus sgemm]
     MESSAGE("reference at 4096:   " << versus_sgemm(theirs.giga_per_second(flops)) << ", " << theirs.describe());
     const double speed = theirs.seconds() / mine.seconds();
     if (speed < kSpeedFloor)

@@ -31,7 +31,7 @@ __global__ void transpose_shared_kernel(const float* in, float* out, int rows, i
     //         For j = 0, 8, 16, 24 and out_row = first_out_row + j, when out_row < cols and
     //         out_col < rows, write out[out_row][out_col] (out has `rows` columns) from
     //         tile[threadIdx.x][threadIdx.y + j]: a column of the tile.
-    (void)tile, (void)in, (void)out, (void)rows, (void)cols;
+    (void)&tile, (void)in, (void)out, (void)rows, (void)cols;
 }
 //! [kernel]
 

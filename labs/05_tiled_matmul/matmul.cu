@@ -33,7 +33,7 @@ __global__ void matmul_tiled_kernel(const float* a, const float* b, float* c, in
         // Do not return early anywhere: every thread must load its cells and reach both barriers.
     }
     // TODO 5: only when row < m and col < n, write sum to C[row][col].
-    (void)a_tile, (void)b_tile, (void)a, (void)b, (void)c, (void)m, (void)n, (void)row, (void)col, (void)sum;
+    (void)&a_tile, (void)&b_tile, (void)a, (void)b, (void)c, (void)m, (void)n, (void)row, (void)col, (void)&sum;
 }
 //! [kernel]
 

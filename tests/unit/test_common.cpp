@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "common/buffers.hpp"
+#include "common/check.hpp"
 #include "common/checker.hpp"
 #include "common/compare.hpp"
 #include "common/json.hpp"
@@ -58,7 +59,9 @@ TEST_CASE("guards: a write past the end is found and numbered from the start of 
     std::vector<unsigned char> before(64, canary_byte), after(64, canary_byte);
     after[4 * 2] = 0;  // element 2 past the end: c[102] for a 100-element output
     after[4 * 5 + 3] = 0;
+    //! [inspect guards]
     const GuardReport report = inspect_guards(before, after, sizeof(float), 100);
+    //! [inspect guards]
     CHECK_FALSE(report.intact());
     CHECK(report.after == 2);
     CHECK(report.first_after == 102);
@@ -228,7 +231,9 @@ TEST_CASE("random: values fill the requested range and are not constant")
     CHECK(hi < 1.0f);
     CHECK(lo < -0.99f);
     CHECK(hi > 0.99f);
+    //! [random ints]
     const auto ints = random_ints(10000, 42, -3, 3);
+    //! [random ints]
     CHECK(*std::min_element(ints.begin(), ints.end()) == -3);
     CHECK(*std::max_element(ints.begin(), ints.end()) == 3);
 }
@@ -253,6 +258,19 @@ TEST_CASE("hmac: RFC 4231 test vectors")
     // A key longer than the block is hashed first (test case 6).
     CHECK(hmac_sha256_hex(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First") ==
           "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+TEST_CASE("errors: sticky errors are told apart and come with a hint")
+{
+    //! [errors]
+    CHECK(is_sticky(cudaErrorIllegalAddress));       // the context is lost: a new process is needed
+    CHECK_FALSE(is_sticky(cudaErrorInvalidValue));   // the process can go on
+    CHECK(std::string(hint_for(cudaErrorInvalidConfiguration)).find("1024 threads") != std::string::npos);
+    //! [errors]
+    //! [throw]
+    CHECK_THROWS_AS(throw_cuda_error(cudaErrorIllegalAddress, "kernel<<<...>>>", "lab.cu", 12), CudaError);
+    CHECK(sticky_error_seen());  // the checker's listener stops after this test, so the grader restarts it
+    //! [throw]
 }
 
 TEST_CASE("json: quoting escapes what JSON requires")
