@@ -2,8 +2,8 @@
 //
 // Correctness on images whose width is and is not a multiple of 4 (16-byte stores or the
 // float-by-float fallback), with partial 128 x 8 tiles, each with every odd mask from 1 x 1 to
-// 15 x 15; then the effective bandwidth at 8192 x 8192 beside the reference's, with the goal of
-// half the copy ceiling at k = 5.
+// 15 x 15 (at 8192 x 8192: k = 1, 7 and 15); then the effective bandwidth at 8192 x 8192 beside
+// the reference's, with the goal of half the copy ceiling at k = 5.
 #include "convolution_cases.hpp"
 
 #include "07_coarsened.hpp"
