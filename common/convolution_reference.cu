@@ -136,4 +136,12 @@ std::vector<double> convolution_reference(const std::vector<float>& image, int h
     return out;
 }
 
+Tolerance convolution_tolerance(int k)
+{
+    const double terms = static_cast<double>(k) * k;
+    return Tolerance{0x1p-24 * terms * (k + 1), 0,
+                     "2^-24 * k^2 * (k + 1): k^2 roundings, each at most 2^-24 of a running sum "
+                     "below about k"};
+}
+
 }  // namespace workbook

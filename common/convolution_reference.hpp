@@ -16,6 +16,8 @@
 /// outputs before any student's output is compared with it.
 #pragma once
 
+#include "compare.hpp"
+
 #include <vector>
 
 namespace workbook {
@@ -49,5 +51,15 @@ std::vector<double> convolution_reference(const std::vector<float>& image, int h
 double convolution_reference_at(const std::vector<float>& image, int height, int width,
                                 const std::vector<float>& mask, int k, int stride, int y, int x,
                                 double* magnitude = nullptr);
+
+/// \brief The tolerance for a float convolution with a k x k mask against its float64 reference.
+///
+/// Each output sums k^2 products of values in [-1, 1]. As for a matrix product, each
+/// multiply-add rounds once, by at most 2^-24 of a running sum that stays below about
+/// sqrt(k^2) = k with random signs, and the product adds the 1: |got - ref| <= 2^-24 * k^2 * (k + 1).
+/// At k = 15 that allows 2.1e-4 against outputs of typical size 5.
+/// \param k the mask's side
+/// \snippet tests/convolution_cases.hpp tolerance
+Tolerance convolution_tolerance(int k);
 
 }  // namespace workbook

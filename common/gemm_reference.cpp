@@ -84,4 +84,11 @@ std::vector<double> gemm_reference(const std::vector<float>& a, const std::vecto
     return c;
 }
 
+Tolerance gemm_tolerance(int k)
+{
+    return Tolerance{0x1p-24 * k * (std::sqrt(static_cast<double>(k)) + 1), 0,
+                     "2^-24 * k * (sqrt(k) + 1): k roundings, each at most 2^-24 of a running sum "
+                     "below about sqrt(k)"};
+}
+
 }  // namespace workbook

@@ -8,6 +8,8 @@
 /// with it.
 #pragma once
 
+#include "compare.hpp"
+
 #include <vector>
 
 namespace workbook {
@@ -22,5 +24,15 @@ namespace workbook {
 /// \snippet tests/matmul_cases.hpp reference
 std::vector<double> gemm_reference(const std::vector<float>& a, const std::vector<float>& b, int m,
                                    int k, int n);
+
+/// \brief The tolerance for a float product with k terms against its float64 reference.
+///
+/// Each of the k multiply-adds rounds once, by at most 2^-24 of the running sum; with random
+/// signs and values in [-1, 1] the running sum stays below about sqrt(k), and the products add
+/// the 1: |got - ref| <= 2^-24 * k * (sqrt(k) + 1). At k = 4096 that allows 0.016 against
+/// results of typical size 21.
+/// \param k the inner dimension: columns of A, rows of B
+/// \snippet tests/matmul_cases.hpp tolerance
+Tolerance gemm_tolerance(int k);
 
 }  // namespace workbook

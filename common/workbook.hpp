@@ -14,6 +14,7 @@
 #include "convolution_reference.hpp"
 #include "device.hpp"
 #include "gemm_reference.hpp"
+#include "host.hpp"
 #include "random.hpp"
 #include "stats.hpp"
 #include "sweep.hpp"

@@ -12,9 +12,9 @@ namespace reference {
 }
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
-#include <thread>
 
 using namespace workbook;
 
@@ -82,19 +82,16 @@ double cpu_matmul_ms(int size, int threads)
     const std::vector<float> a = random_floats(static_cast<std::size_t>(size) * size, 1);
     const std::vector<float> b = random_floats(static_cast<std::size_t>(size) * size, 2);
     std::vector<float> c(a.size());
-    const auto rows = [&](int first, int last) {
-        for (int i = first; i < last; ++i)
-            for (int j = 0; j < size; ++j) {
-                float sum = 0;
-                for (int p = 0; p < size; ++p) sum += a[static_cast<std::size_t>(i) * size + p] * b[static_cast<std::size_t>(p) * size + j];
-                c[static_cast<std::size_t>(i) * size + j] = sum;
-            }
-    };
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(rows, size * t / threads, size * (t + 1) / threads);
-    for (auto& t : pool) t.join();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    //! [time host]
+    const HostTiming t = time_host(size, threads, [&](int i) {
+        for (int j = 0; j < size; ++j) {
+            float sum = 0;
+            for (int p = 0; p < size; ++p) sum += a[static_cast<std::size_t>(i) * size + p] * b[static_cast<std::size_t>(p) * size + j];
+            c[static_cast<std::size_t>(i) * size + j] = sum;
+        }
+    });
+    //! [time host]
+    return t.measured ? t.ms.median : NAN;
 }
 
 //! [output folder]
@@ -270,7 +267,9 @@ TEST_CASE("the sweep report: table and CSV beside the CPU" * points(2))
             << " threads per block for vector add");
 
     // The CPU reference lines, as in the paper (only at 512: at 2048 one thread would take minutes).
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    //! [host threads]
+    const int cores = host_threads();
+    //! [host threads]
     const double one = cpu_matmul_ms(kPaperSize, 1), all = cpu_matmul_ms(kPaperSize, cores);
     std::ofstream(output_folder("lab06") + "/cpu.csv") << "size,threads,ms\n" << kPaperSize << ",1," << one << "\n"
                                                        << kPaperSize << "," << cores << "," << all << "\n";

@@ -47,15 +47,10 @@ inline Case make_case(int m, int k, int n)
     return t;
 }
 
-/// Each of the k multiply-adds rounds once, by at most 2^-24 of the running sum; with random
-/// signs and values in [-1, 1] the running sum stays below about sqrt(k), and the products add
-/// the 1. At k = 4096 that allows 0.016 against results of typical size 21.
-inline Tolerance tolerance(int k)
-{
-    return Tolerance{0x1p-24 * k * (std::sqrt(static_cast<double>(k)) + 1), 0,
-                     "2^-24 * k * (sqrt(k) + 1): k roundings, each at most 2^-24 of a running sum "
-                     "below about sqrt(k)"};
-}
+/// The tolerance of every product with k terms (common/gemm_reference.hpp says why).
+//! [tolerance]
+inline Tolerance tolerance(int k) { return gemm_tolerance(k); }
+//! [tolerance]
 
 // What the pattern of failures suggests, the likeliest cause first.
 inline std::string diagnose(const Case& t, const Comparison& result, const GuardReport& guards,

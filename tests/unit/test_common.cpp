@@ -332,3 +332,48 @@ TEST_CASE("missing: a student function absent from the file is seen through std:
     CHECK_FALSE(missing(lambda));
     CHECK(missing(std::function<void(const float*, int)>()));
 }
+
+#include "common/host.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+TEST_CASE("host: for_rows runs every row once, on one thread or many")
+{
+    for (int threads : {1, 3, 8}) {
+        std::vector<std::atomic<int>> visits(1000);
+        //! [for rows]
+        for_rows(1000, threads, [&](int row) { ++visits[row]; });
+        //! [for rows]
+        int wrong = 0;
+        for (auto& v : visits) wrong += v != 1;
+        CHECK_MESSAGE(wrong == 0, threads << " threads: " << wrong << " rows not run exactly once");
+    }
+    CHECK(host_threads() >= 1);
+}
+
+TEST_CASE("host: time_host measures a short loop and leaves a long one out, without running it")
+{
+    HostTimingOptions quick;
+    quick.limit_seconds = 0.5;
+    quick.settle_seconds = 0.05;
+    std::atomic<int> rows_run{0};
+    const auto sleepy = [&](int) {  // 1000 rows of 10 ms: 10 s on one thread, over the limit
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        ++rows_run;
+    };
+    const auto started = std::chrono::steady_clock::now();
+    const HostTiming long_one = time_host(1000, 1, sleepy, quick);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    CHECK_FALSE(long_one.measured);
+    CHECK(long_one.note == "left out: over 0.5 s on 1 thread");
+    CHECK_MESSAGE(waited < 0.6, "it should stop as soon as the pace is known, not after " << waited << " s");
+    CHECK(rows_run < 100);
+
+    const HostTiming short_one = time_host(10, 2, [](int) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }, quick);
+    CHECK(short_one.measured);
+    CHECK(short_one.ms.count >= 1);
+    CHECK(short_one.ms.median >= 4.0);   // 10 rows of 1 ms on 2 threads
+    CHECK(short_one.ms.median < 100.0);
+}

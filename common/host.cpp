@@ -1,0 +1,103 @@
+#include "host.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+namespace workbook {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start)
+{
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// One run of the loop on `threads` threads. Returns false when the pace of the rows done so far
+// says the whole loop would take longer than `limit` seconds; the loop is then abandoned.
+bool run_with_limit(int rows, int threads, const std::function<void(int)>& row, double limit,
+                    double settle, double& seconds)
+{
+    std::atomic<int> next{0}, done{0};
+    std::atomic<bool> stop{false};
+    const auto worker = [&] {
+        for (int i = next++; i < rows && !stop; i = next++) {
+            row(i);
+            ++done;
+        }
+    };
+    const Clock::time_point start = Clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+    bool within = true;
+    while (done < rows) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        const double elapsed = seconds_since(start);
+        const int finished = done;
+        const bool judged = elapsed >= settle || finished * 10 >= rows;
+        // The first rows predict the rest: every row of these loops does the same work.
+        if (judged && finished > 0 && elapsed * rows / finished > limit) {
+            within = false;
+            break;
+        }
+        if (elapsed > limit) {  // not one row finished in the whole allowance
+            within = false;
+            break;
+        }
+    }
+    stop = true;
+    for (auto& t : pool) t.join();
+    seconds = seconds_since(start);
+    return within;
+}
+}  // namespace
+
+int host_threads()
+{
+    const unsigned n = std::thread::hardware_concurrency();
+    return n > 0 ? static_cast<int>(n) : 1;
+}
+
+void for_rows(int rows, int threads, const std::function<void(int)>& row)
+{
+    if (threads <= 1) {
+        for (int i = 0; i < rows; ++i) row(i);
+        return;
+    }
+    std::atomic<int> next{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&] {
+            for (int i = next++; i < rows; i = next++) row(i);
+        });
+    for (auto& t : pool) t.join();
+}
+
+HostTiming time_host(int rows, int threads, const std::function<void(int)>& row,
+                     const HostTimingOptions& options)
+{
+    HostTiming result;
+    std::vector<double> samples;
+    double total = 0;
+    while (static_cast<int>(samples.size()) < options.max_runs &&
+           (samples.empty() || total < options.min_total_seconds)) {
+        double seconds = 0;
+        if (!run_with_limit(rows, threads, row, options.limit_seconds, options.settle_seconds, seconds)) {
+            char text[96];
+            std::snprintf(text, sizeof text, "left out: over %g s on %d thread%s", options.limit_seconds,
+                          threads, threads == 1 ? "" : "s");
+            result.note = text;
+            return result;
+        }
+        samples.push_back(seconds * 1e3);
+        total += seconds;
+    }
+    result.measured = true;
+    result.ms = summarize(samples);
+    return result;
+}
+
+}  // namespace workbook
