@@ -8,6 +8,8 @@
 #   make grade SUBMISSION=path     grade another copy of labs/ (one student's)
 #   make grade SEED=n              replay a grade run with the seed it printed
 #   make grade-class SUBMISSIONS=dir  grade every student's copy of labs/ in dir, one per GPU
+#   make bench                     rerun the source documents' tables on this GPU (build/bench)
+#   make bench PUBLISH=1           ... and copy the results into docs/bench for the book
 #   make docs                      build the book (Doxygen) into build/docs/html
 #   make clean                     remove build/
 
@@ -16,7 +18,7 @@ PYTHON ?= python3
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 GRADE   = $(PYTHON) tests/grade.py --build-dir $(BUILD) $(if $(SEED),--seed $(SEED))
 
-.PHONY: all grade grade-class check test clean configure deps docs
+.PHONY: all grade grade-class check test clean configure deps docs bench
 all: configure
 	cmake --build $(BUILD) --parallel $(JOBS)
 
@@ -68,6 +70,12 @@ check: configure
 test: configure
 	cmake --build $(BUILD) --parallel $(JOBS)
 	cd $(BUILD) && ctest --output-on-failure
+
+# The source documents' tables, rerun with the solutions on this GPU and CPU, beside the figures
+# they published: CSV, Markdown and plots in $(BUILD)/bench. Without a GPU it says so and stops.
+bench: configure
+	cmake --build $(BUILD) --target workbook_bench --parallel $(JOBS)
+	$(PYTHON) bench/run_bench.py --bench $(BUILD)/bin/workbook_bench --out $(BUILD)/bench $(if $(PUBLISH),--publish)
 
 # The book: the labs' walkthroughs, the common library's reference and the measured figures, as
 # one HTML site built by Doxygen with warnings as errors. It needs no configured build: the

@@ -1,0 +1,579 @@
+// workbook_bench: the source documents' tables, rerun with the workbook's own solutions on this
+// GPU and this CPU (`make bench`; bench/README.md says what each table is).
+//
+//   workbook_bench --out DIR [--quick] [--cpu-limit SECONDS] [--table ID]...
+//
+// For each table it writes DIR/<table>.csv, one row per measurement:
+//   table,size,implementation,where,threads,copies,ms,note
+// where `where` is cpu or gpu, `threads` the CPU threads or the GPU threads per block, `copies`
+// "kernel" (the kernel alone) or "with copies" (inputs to the device, kernel, output back, timed
+// together), and `ms` the median time, empty when the run was left out (`note` says why). It also
+// writes DIR/meta.json: the GPU, the CPU, and how the times were taken. bench/report.py turns
+// them into Markdown tables beside the sources' figures, and plots.
+//
+// Every GPU result is checked against the float64 reference before it is timed, and every CPU
+// result too: a fast wrong answer is not a figure. Exit status 0, 77 without a usable GPU, 1 when
+// a result was wrong.
+#include "common/buffers.hpp"
+#include "common/check.hpp"
+#include "common/compare.hpp"
+#include "common/convolution_reference.hpp"
+#include "common/device.hpp"
+#include "common/gemm_reference.hpp"
+#include "common/host.hpp"
+#include "common/json.hpp"
+#include "common/random.hpp"
+#include "common/sweep.hpp"
+#include "common/timing.hpp"
+
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+// The solutions' functions, declared by the labs' own API headers inside each namespace (the
+// files are compiled into these namespaces by bench/CMakeLists.txt).
+#define WORKBOOK_STUDENT_FUNCTION
+namespace lab02 {
+#include "02_naive_transpose.hpp"
+}
+namespace lab03 {
+#include "03_shared_transpose.hpp"
+}
+namespace lab04 {
+#include "04_naive_matmul.hpp"
+}
+namespace lab05 {
+#include "05_tiled_matmul.hpp"
+}
+namespace lab05rb {
+#include "05_register_blocking.hpp"
+}
+namespace lab06 {
+#include "06_thread_sweep.hpp"
+}
+namespace lab07 {
+#include "07_convolution.hpp"
+}
+namespace lab07c {
+#include "07_coarsened.hpp"
+}
+
+using namespace workbook;
+
+namespace {
+
+constexpr int kExitNoDevice = 77;
+
+// ------------------------------------------------------------------------------------------------
+// Results: one CSV per table.
+
+struct Row {
+    std::string size, implementation, where;
+    int threads = 0;
+    std::string copies;  // "kernel", "with copies", or "" on the CPU
+    bool measured = false;
+    double ms = 0;
+    std::string note;
+};
+
+struct Table {
+    std::string id;
+    std::vector<Row> rows;
+};
+
+std::string csv_field(const std::string& text)
+{
+    if (text.find_first_of(",\"\n") == std::string::npos) return text;
+    std::string quoted = "\"";
+    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+}
+
+void write_csv(const std::string& dir, const Table& table)
+{
+    std::ofstream out(dir + "/" + table.id + ".csv");
+    out << "table,size,implementation,where,threads,copies,ms,note\n";
+    for (const Row& r : table.rows) {
+        char ms[32] = "";
+        if (r.measured) std::snprintf(ms, sizeof ms, "%.6g", r.ms);
+        out << table.id << ',' << csv_field(r.size) << ',' << csv_field(r.implementation) << ',' << r.where << ','
+            << r.threads << ',' << r.copies << ',' << ms << ',' << csv_field(r.note) << '\n';
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The plan: every measurement is a step, so that progress can say "step 12 of 58".
+
+struct Step {
+    std::string what;
+    std::function<std::string()> run;  // returns a short result for the progress line
+};
+
+bool g_wrong = false;  // some result did not match its reference
+
+// The host loop runs on one thread, as in the sources, and on every core.
+std::vector<int> host_thread_counts()
+{
+    if (host_threads() == 1) return {1};
+    return {1, host_threads()};
+}
+
+// ------------------------------------------------------------------------------------------------
+// Timing on each side.
+
+/// A GPU implementation's kernel time and its time with the copies around it.
+struct GpuCase {
+    std::function<void()> launch;    // the kernel(s), on device buffers already filled
+    std::function<void()> copy_in;   // host inputs to the device
+    std::function<void()> copy_out;  // the device output to the host
+};
+
+std::string ms_text(double ms)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, ms < 1 ? "%.4f ms" : ms < 100 ? "%.3f ms" : "%.0f ms", ms);
+    return text;
+}
+
+std::string time_gpu_case(Table& table, const std::string& size, const std::string& implementation,
+                          int threads_per_block, const GpuCase& c)
+{
+    const Timing kernel = time_gpu(c.launch);
+    const Timing copies = time_gpu([&] {
+        c.copy_in();
+        c.launch();
+        c.copy_out();
+    });
+    table.rows.push_back({size, implementation, "gpu", threads_per_block, "kernel", true, kernel.ms.median, ""});
+    table.rows.push_back({size, implementation, "gpu", threads_per_block, "with copies", true, copies.ms.median, ""});
+    return ms_text(kernel.ms.median) + " kernel, " + ms_text(copies.ms.median) + " with copies";
+}
+
+void wrong_result(Table& table, const std::string& size, const std::string& implementation, const std::string& where,
+                  int threads, const Comparison& result)
+{
+    g_wrong = true;
+    std::fprintf(stderr, "\n%s %s at %s: WRONG RESULT, not timed\n%s\n", implementation.c_str(), where.c_str(),
+                 size.c_str(), result.report().c_str());
+    table.rows.push_back({size, implementation, where, threads, where == "gpu" ? "kernel" : "", false, 0,
+                          "wrong result: not timed"});
+}
+
+std::string time_cpu_case(Table& table, const std::string& size, int threads, int rows,
+                          const std::function<void(int)>& row, const std::function<Comparison()>& verify,
+                          double limit)
+{
+    HostTimingOptions options;
+    options.limit_seconds = limit;
+    const HostTiming t = time_host(rows, threads, row, options);
+    if (!t.measured) {
+        table.rows.push_back({size, "host loop", "cpu", threads, "", false, 0, t.note});
+        return t.note;
+    }
+    const Comparison result = verify();
+    if (!result.ok()) {
+        wrong_result(table, size, "host loop", "cpu", threads, result);
+        return "wrong result";
+    }
+    table.rows.push_back({size, "host loop", "cpu", threads, "", true, t.ms.median, ""});
+    return ms_text(t.ms.median);
+}
+
+// ------------------------------------------------------------------------------------------------
+// The three kinds of work, each with its data, its float64 reference, its host loop (as the
+// sources wrote it: the plainest loop, one output at a time) and its GPU implementations.
+
+struct MatmulImpl {
+    std::string name;
+    int threads_per_block;
+    std::function<void(const float*, const float*, float*, int, int, int)> launch;
+};
+
+/// C = A·B, A m x k, B k x n: host loop on 1 thread and on all, then each implementation.
+void plan_matmul(std::vector<Step>& plan, Table& table, int m, int k, int n, const std::string& size,
+                 const std::vector<MatmulImpl>& impls, bool host, double limit)
+{
+    struct Data {
+        std::vector<float> a, b;
+        std::vector<double> c;
+    };
+    auto data = std::make_shared<Data>();
+    // The data and the reference are made by the first step that needs them, freed by the last.
+    const auto prepare = [data, m, k, n, size] {
+        if (!data->a.empty()) return;
+        data->a = random_floats(static_cast<std::size_t>(m) * k, seed_for("bench A " + size));
+        data->b = random_floats(static_cast<std::size_t>(k) * n, seed_for("bench B " + size));
+        data->c = gemm_reference(data->a, data->b, m, k, n);
+    };
+    const Shape shape = Shape::grid(m, n);
+    if (host) {
+        for (int threads : host_thread_counts()) {
+            plan.push_back({table.id + " " + size + ": host loop, " + std::to_string(threads) + " thread(s)",
+                            [=, &table] {
+                                prepare();
+                                std::vector<float> c(static_cast<std::size_t>(m) * n);
+                                const Data& d = *data;
+                                // The sources' host loop: row i of C, one dot product per output,
+                                // summed in double as the IJCEE paper's MulH does.
+                                const auto row = [&](int i) {
+                                    for (int j = 0; j < n; ++j) {
+                                        double sum = 0;
+                                        for (int p = 0; p < k; ++p)
+                                            sum += static_cast<double>(d.a[static_cast<std::size_t>(i) * k + p]) *
+                                                   d.b[static_cast<std::size_t>(p) * n + j];
+                                        c[static_cast<std::size_t>(i) * n + j] = static_cast<float>(sum);
+                                    }
+                                };
+                                return time_cpu_case(table, size, threads, m, row,
+                                                     [&] { return compare("C", c, d.c, shape, gemm_tolerance(k)); },
+                                                     limit);
+                            }});
+        }
+    }
+    for (std::size_t i = 0; i < impls.size(); ++i) {
+        const MatmulImpl impl = impls[i];
+        const bool last = i + 1 == impls.size();
+        plan.push_back({table.id + " " + size + ": " + impl.name, [=, &table] {
+                            prepare();
+                            const Data& d = *data;
+                            DeviceBuffer<float> da(d.a), db(d.b);
+                            GuardedOutput<float> dc(static_cast<std::size_t>(m) * n);
+                            std::vector<float> c(dc.size());
+                            impl.launch(da.data(), db.data(), dc.data(), m, k, n);
+                            CUDA_CHECK_LAUNCH(impl.name.c_str());
+                            const Comparison result = compare("C", dc.download(), d.c, shape, gemm_tolerance(k));
+                            if (!result.ok() || !dc.check_guards().intact()) {
+                                wrong_result(table, size, impl.name, "gpu", impl.threads_per_block, result);
+                                return std::string("wrong result");
+                            }
+                            const std::string text = time_gpu_case(
+                                table, size, impl.name, impl.threads_per_block,
+                                {[&] { impl.launch(da.data(), db.data(), dc.data(), m, k, n); },
+                                 [&] {
+                                     CUDA_CHECK(cudaMemcpy(da.data(), d.a.data(), da.bytes(), cudaMemcpyHostToDevice));
+                                     CUDA_CHECK(cudaMemcpy(db.data(), d.b.data(), db.bytes(), cudaMemcpyHostToDevice));
+                                 },
+                                 [&] {
+                                     CUDA_CHECK(cudaMemcpy(c.data(), dc.data(), c.size() * sizeof(float),
+                                                           cudaMemcpyDeviceToHost));
+                                 }});
+                            if (last) *data = Data{};
+                            return text;
+                        }});
+    }
+}
+
+struct TransposeImpl {
+    std::string name;
+    int threads_per_block;
+    std::function<void(const float*, float*, int, int)> launch;
+};
+
+void plan_transpose(std::vector<Step>& plan, Table& table, int rows, int cols, const std::vector<TransposeImpl>& impls,
+                    double limit)
+{
+    const std::string size = std::to_string(rows) + "x" + std::to_string(cols);
+    auto in = std::make_shared<std::vector<float>>(
+        random_floats(static_cast<std::size_t>(rows) * cols, seed_for("bench transpose " + size)));
+    auto expected = std::make_shared<std::vector<double>>(in->size());
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+            (*expected)[static_cast<std::size_t>(c) * rows + r] = (*in)[static_cast<std::size_t>(r) * cols + c];
+    const Shape shape = Shape::grid(cols, rows);
+    const Tolerance exact{0, 0, "a transpose moves values without changing them"};
+    for (int threads : host_thread_counts()) {
+        plan.push_back({table.id + ": host loop, " + std::to_string(threads) + " thread(s)", [=, &table] {
+                            std::vector<float> out(in->size());
+                            // The post's host loop: each input row scattered down a column of out.
+                            const auto row = [&](int r) {
+                                for (int c = 0; c < cols; ++c)
+                                    out[static_cast<std::size_t>(c) * rows + r] = (*in)[static_cast<std::size_t>(r) * cols + c];
+                            };
+                            return time_cpu_case(table, size, threads, rows, row,
+                                                 [&] { return compare("out", out, *expected, shape, exact); }, limit);
+                        }});
+    }
+    for (const TransposeImpl& impl : impls) {
+        plan.push_back({table.id + ": " + impl.name, [=, &table] {
+                            DeviceBuffer<float> din(*in);
+                            GuardedOutput<float> dout(in->size());
+                            std::vector<float> host_in = *in, host_out(in->size());
+                            impl.launch(din.data(), dout.data(), rows, cols);
+                            CUDA_CHECK_LAUNCH(impl.name.c_str());
+                            const Comparison result = compare("out", dout.download(), *expected, shape, exact);
+                            if (!result.ok() || !dout.check_guards().intact()) {
+                                wrong_result(table, size, impl.name, "gpu", impl.threads_per_block, result);
+                                return std::string("wrong result");
+                            }
+                            return time_gpu_case(
+                                table, size, impl.name, impl.threads_per_block,
+                                {[&] { impl.launch(din.data(), dout.data(), rows, cols); },
+                                 [&] { CUDA_CHECK(cudaMemcpy(din.data(), host_in.data(), din.bytes(), cudaMemcpyHostToDevice)); },
+                                 [&] {
+                                     CUDA_CHECK(cudaMemcpy(host_out.data(), dout.data(), host_out.size() * sizeof(float),
+                                                           cudaMemcpyDeviceToHost));
+                                 }});
+                        }});
+    }
+}
+
+struct ConvolutionImpl {
+    std::string name;
+    int threads_per_block;
+    std::function<void(const float*, int)> set_mask;
+    std::function<void(const float*, float*, int, int, int)> launch;
+};
+
+void plan_convolution(std::vector<Step>& plan, Table& table, int height, int width, int k,
+                      const std::vector<ConvolutionImpl>& impls, double limit)
+{
+    const std::string size = std::to_string(height) + "x" + std::to_string(width);
+    auto image = std::make_shared<std::vector<float>>(
+        random_floats(static_cast<std::size_t>(height) * width, seed_for("bench image " + size)));
+    auto mask = std::make_shared<std::vector<float>>(random_floats(static_cast<std::size_t>(k) * k, seed_for("bench mask")));
+    auto expected = std::make_shared<std::vector<double>>();
+    const Shape shape = Shape::grid(height, width);
+    const auto reference = [=] {
+        if (expected->empty()) *expected = convolution_reference(*image, height, width, *mask, k);
+        return expected;
+    };
+    for (int threads : host_thread_counts()) {
+        plan.push_back({table.id + ": host loop, " + std::to_string(threads) + " thread(s)", [=, &table] {
+                            std::vector<float> out(image->size());
+                            const int r = (k - 1) / 2;
+                            // One output row: each output sums the k x k window around it, with the
+                            // cells outside the image counting as zero (the workbook's padding).
+                            const auto row = [&](int y) {
+                                for (int x = 0; x < width; ++x) {
+                                    float sum = 0;
+                                    for (int i = 0; i < k; ++i) {
+                                        const int yy = y + i - r;
+                                        if (yy < 0 || yy >= height) continue;
+                                        for (int j = 0; j < k; ++j) {
+                                            const int xx = x + j - r;
+                                            if (xx < 0 || xx >= width) continue;
+                                            sum += (*mask)[i * k + j] * (*image)[static_cast<std::size_t>(yy) * width + xx];
+                                        }
+                                    }
+                                    out[static_cast<std::size_t>(y) * width + x] = sum;
+                                }
+                            };
+                            return time_cpu_case(
+                                table, size, threads, height, row,
+                                [&] { return compare("out", out, *reference(), shape, convolution_tolerance(k)); }, limit);
+                        }});
+    }
+    for (const ConvolutionImpl& impl : impls) {
+        plan.push_back({table.id + ": " + impl.name, [=, &table] {
+                            DeviceBuffer<float> din(*image);
+                            GuardedOutput<float> dout(image->size());
+                            std::vector<float> host_in = *image, host_out(image->size());
+                            impl.set_mask(mask->data(), k);
+                            impl.launch(din.data(), dout.data(), height, width, k);
+                            CUDA_CHECK_LAUNCH(impl.name.c_str());
+                            const Comparison result =
+                                compare("out", dout.download(), *reference(), shape, convolution_tolerance(k));
+                            if (!result.ok() || !dout.check_guards().intact()) {
+                                wrong_result(table, size, impl.name, "gpu", impl.threads_per_block, result);
+                                return std::string("wrong result");
+                            }
+                            return time_gpu_case(
+                                table, size, impl.name, impl.threads_per_block,
+                                {[&] { impl.launch(din.data(), dout.data(), height, width, k); },
+                                 [&] { CUDA_CHECK(cudaMemcpy(din.data(), host_in.data(), din.bytes(), cudaMemcpyHostToDevice)); },
+                                 [&] {
+                                     CUDA_CHECK(cudaMemcpy(host_out.data(), dout.data(), host_out.size() * sizeof(float),
+                                                           cudaMemcpyDeviceToHost));
+                                 }});
+                        }});
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The machine, for meta.json.
+
+std::string cpu_model()
+{
+    std::ifstream info("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(info, line))
+        if (line.rfind("model name", 0) == 0) {
+            const auto colon = line.find(':');
+            if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+        }
+    return "unknown CPU";
+}
+
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+void write_meta(const std::string& dir, const DeviceProbe& probe, bool quick, double limit, double seconds,
+                const std::string& implementations)
+{
+    const DeviceFacts& facts = device_facts();
+    char date[16];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+    std::ofstream out(dir + "/meta.json");
+    out << "{\n"
+        << " \"date\": " << json_quote(date) << ",\n"
+        << " \"gpu\": " << json_quote(facts.name) << ",\n"
+        << " \"gpu_facts\": " << json_quote(facts.describe()) << ",\n"
+        << " \"sm\": " << json_quote(std::to_string(facts.cc_major) + "." + std::to_string(facts.cc_minor)) << ",\n"
+        << " \"driver\": " << json_quote("CUDA " + version_text(probe.driver_version)) << ",\n"
+        << " \"cuda\": " << json_quote(version_text(probe.runtime_version)) << ",\n"
+        << " \"cpu\": " << json_quote(cpu_model()) << ",\n"
+        << " \"cpu_threads\": " << host_threads() << ",\n"
+        << " \"cpu_flags\": " << json_quote("-O3 (CMake Release)") << ",\n"
+        << " \"copy_gbs\": " << copy_ceiling_gbs() << ",\n"
+        << " \"cpu_limit_s\": " << limit << ",\n"
+        << " \"gpu_timing\": " << json_quote("median of 15 CUDA-event timings after a warm-up run, the L2 cache flushed "
+                                             "before each; 'with copies' adds cudaMemcpy of the inputs from pageable host "
+                                             "memory and of the output back, inside the same events") << ",\n"
+        << " \"cpu_timing\": " << json_quote("steady_clock around the whole loop; loops under 2 s repeated up to 5 "
+                                             "times, the median kept; a loop whose first rows show it would pass the "
+                                             "limit is stopped and left out") << ",\n"
+        << " \"seed\": " << run_seed() << ",\n"
+        << " \"quick\": " << (quick ? "true" : "false") << ",\n"
+        << " \"seconds\": " << seconds << ",\n"
+        << " \"implementations\": {" << implementations << "}\n"
+        << "}\n";
+}
+
+void usage()
+{
+    std::printf("usage: workbook_bench --out DIR [--quick] [--cpu-limit SECONDS] [--table ID]...\n"
+                "tables: ijcee_table1 ijcee_table2 cis750 stokastik_transpose stokastik_matmul "
+                "stokastik_convolution\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    std::string out_dir;
+    bool quick = false;
+    double limit = 30;
+    std::set<std::string> only;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--out" && i + 1 < argc) out_dir = argv[++i];
+        else if (arg == "--quick") quick = true;
+        else if (arg == "--cpu-limit" && i + 1 < argc) limit = std::atof(argv[++i]);
+        else if (arg == "--table" && i + 1 < argc) only.insert(argv[++i]);
+        else {
+            usage();
+            return 2;
+        }
+    }
+    if (out_dir.empty()) {
+        usage();
+        return 2;
+    }
+    const DeviceProbe probe = probe_device();
+    if (probe.status != DeviceProbe::Status::ok) {
+        std::printf("make bench: skipped, nothing was measured: %s\n", probe.message.c_str());
+        return kExitNoDevice;
+    }
+    ::mkdir(out_dir.c_str(), 0755);
+    const auto started = std::chrono::steady_clock::now();
+    std::printf("%s; copy %.0f GB/s; CPU: %s, %d threads\n", device_facts().describe().c_str(), copy_ceiling_gbs(),
+                cpu_model().c_str(), host_threads());
+
+    // The implementations, with what each launches, for the report's notes.
+    const MatmulImpl naive{"lab 04 naive", 256, lab04::launch_matmul_naive};
+    const MatmulImpl naive_1d{"lab 04 naive 1-D", 256, lab04::launch_matmul_naive_1d};
+    const MatmulImpl tiled{"lab 05 tiled", 256, lab05::launch_matmul_tiled};
+    const MatmulImpl blocked{"lab 05 register blocked", 256, lab05rb::launch_matmul_register_blocked};
+    const std::string implementations =
+        "\"lab 04 naive\": \"16 x 16 threads per block, one output each, A and B read from global memory\", "
+        "\"lab 04 naive 1-D\": \"1-D blocks of 256 threads, one output each\", "
+        "\"lab 05 tiled\": \"16 x 16 shared-memory tiles, 16 x 16 threads\", "
+        "\"lab 05 register blocked\": \"128 x 128 outputs per block of 256 threads, 8 x 8 per thread, 8-deep slices\", "
+        "\"lab 06 dynamic tile\": \"tile x tile threads and tile x tile dynamic shared-memory tiles\", "
+        "\"lab 02 naive\": \"32 x 8 threads per 32 x 32 tile, read coalesced, written strided\", "
+        "\"lab 03 unpadded\": \"32 x 32 shared tile, no padding (bank conflicts)\", "
+        "\"lab 03 padded\": \"32 x 33 shared tile (padding: no bank conflicts)\", "
+        "\"lab 07 direct\": \"32 x 8 threads, one output each, mask in constant memory\", "
+        "\"lab 07 tiled\": \"32 x 8 outputs per block, input tile with halo in shared memory\", "
+        "\"lab 07 coarsened\": \"4 outputs per thread, 128 x 8 per block, 16-byte loads\", "
+        "\"host loop\": \"the sources' plain loop, one output at a time; 'all' threads split the rows\"";
+
+    std::deque<Table> tables;  // a deque: the plan's steps keep references to its tables
+    std::vector<Step> plan;
+    const auto wanted = [&](const std::string& id) { return only.empty() || only.count(id) > 0; };
+
+    // IJCEE Table 1: 8n x 8n for n = 10..100, host, global memory (lab 04), shared memory (lab 05).
+    if (wanted("ijcee_table1")) {
+        tables.push_back({"ijcee_table1", {}});
+        for (int n = 10; n <= (quick ? 20 : 100); n += 10)
+            plan_matmul(plan, tables.back(), 8 * n, 8 * n, 8 * n, std::to_string(8 * n), {naive, tiled}, true, limit);
+    }
+    // IJCEE Table 2: 512 x 512 with 1, 4, 16, 64, 256 (and 1024) threads per block, lab 06's
+    // dynamically sized tiles; the host loop at 512 beside it.
+    if (wanted("ijcee_table2")) {
+        tables.push_back({"ijcee_table2", {}});
+        std::vector<MatmulImpl> tiles;
+        for (int tile : {1, 2, 4, 8, 16, 32})
+            tiles.push_back({"lab 06 dynamic tile", tile * tile, [tile](const float* a, const float* b, float* c, int m,
+                                                                        int k, int n) {
+                                 lab06::launch_matmul_dynamic_tile(a, b, c, m, k, n, tile);
+                             }});
+        plan_matmul(plan, tables.back(), 512, 512, 512, "512", tiles, true, limit);
+    }
+    // CIS-750: four kernels from 32 to 4096, and the host loop on 1 and on all threads.
+    if (wanted("cis750")) {
+        tables.push_back({"cis750", {}});
+        for (int n = 32; n <= (quick ? 128 : 4096); n *= 2)
+            plan_matmul(plan, tables.back(), n, n, n, std::to_string(n), {naive_1d, naive, tiled, blocked}, true, limit);
+    }
+    // The Stokastik post: transpose 2000 x 5000, matmul 2000 x 1000 x 5000, convolution 2000 x 5000 (3 x 3).
+    if (wanted("stokastik_transpose")) {
+        tables.push_back({"stokastik_transpose", {}});
+        plan_transpose(plan, tables.back(), 2000, 5000,
+                       {{"lab 02 naive", 256, lab02::launch_transpose_naive},
+                        {"lab 03 unpadded", 256, lab03::launch_transpose_unpadded},
+                        {"lab 03 padded", 256, lab03::launch_transpose_padded}},
+                       limit);
+    }
+    if (wanted("stokastik_matmul")) {
+        tables.push_back({"stokastik_matmul", {}});
+        plan_matmul(plan, tables.back(), 2000, 1000, 5000, "2000x1000x5000", {naive, tiled, blocked}, true, limit);
+    }
+    if (wanted("stokastik_convolution")) {
+        tables.push_back({"stokastik_convolution", {}});
+        plan_convolution(plan, tables.back(), 2000, 5000, 3,
+                         {{"lab 07 direct", 256, lab07::set_mask, lab07::launch_convolution_direct},
+                          {"lab 07 tiled", 256, lab07::set_mask, lab07::launch_convolution_tiled},
+                          {"lab 07 coarsened", 256, lab07c::set_mask, lab07c::launch_convolution_coarsened}},
+                         limit);
+    }
+    if (plan.empty()) {
+        usage();
+        return 2;
+    }
+
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        std::printf("[%3zu/%zu %4.0f s] %s ... ", i + 1, plan.size(), elapsed, plan[i].what.c_str());
+        std::fflush(stdout);
+        const std::string result = plan[i].run();
+        std::printf("%s\n", result.c_str());
+        std::fflush(stdout);
+    }
+    for (const Table& t : tables) write_csv(out_dir, t);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    write_meta(out_dir, probe, quick, limit, seconds, implementations);
+    std::printf("measured in %.0f s; results in %s/\n", seconds, out_dir.c_str());
+    return g_wrong ? 1 : 0;
+}
