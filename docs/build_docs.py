@@ -9,12 +9,18 @@
    (ctest's "skipped": the test suite never reports a docs check as passed that did not run).
 2. Draws each lab's measured figures from docs/figures/reference_run.csv into BUILD/docs/figures
    (docs/plot_figures.py).
-3. Runs Doxygen with docs/Doxyfile from the repository root, into BUILD/docs/html, after
+3. Writes the page "Benchmarks: the sources' tables on this GPU" (label `benchmarks`) into
+   BUILD/docs/bench: when docs/bench/meta.json exists (the results that `make bench PUBLISH=1`
+   copied there), bench/report.py turns docs/bench into Markdown tables and plots in that folder
+   and the page is its README.md, plots shown with \\image; otherwise the page says that no
+   bench results are committed yet and how to make them.
+4. Runs Doxygen with docs/Doxyfile from the repository root, into BUILD/docs/html, after
    removing the previous site (a page of a removed lab must not linger). Every warning is an
    error: Doxygen's own (an undocumented public function of common/, a broken \\ref or
    \\snippet, a missing image) and the Markdown filter's (a marker or link that leads nowhere).
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -25,6 +31,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXIT_SKIPPED = 77
 INSTALL = "apt-get install doxygen graphviz python3-matplotlib"
+BENCH_RESULTS = os.path.join(ROOT, "docs", "bench")
+BENCH_TITLE = "Benchmarks: the sources' tables on this GPU"
+# A Markdown image on a line of its own, as bench/report.py writes one under each table.
+MD_IMAGE = re.compile(r"^!\[(.*)\]\(([^()\s/]+\.png)\)\s*$")
 
 
 def python_with_matplotlib():
@@ -36,6 +46,58 @@ def python_with_matplotlib():
             if r.returncode == 0:
                 return python
     return None
+
+
+def write_bench_page(python, bench_dir):
+    """Writes bench_dir/benchmarks.md, the book's benchmarks page; returns its path, or None
+    when bench/report.py failed on the committed results."""
+    os.makedirs(bench_dir, exist_ok=True)
+    lines = ["# %s {#benchmarks}" % BENCH_TITLE, ""]
+    if os.path.exists(os.path.join(BENCH_RESULTS, "meta.json")):
+        r = subprocess.run([python, os.path.join(ROOT, "bench", "report.py"),
+                            "--results", BENCH_RESULTS, "--out", bench_dir])
+        if r.returncode != 0:
+            print("docs: bench/report.py failed on docs/bench (exit status %d)" % r.returncode)
+            return None
+        lines += [
+            "From the bench results committed in `docs/bench/` (by `make bench PUBLISH=1`), "
+            "drawn by `bench/report.py` when this book was built; \\ref sources names the "
+            "documents.",
+            "",
+        ]
+        with open(os.path.join(bench_dir, "README.md"), encoding="utf-8") as f:
+            report = f.read().split("\n")
+        if report and report[0].startswith("# "):
+            report = report[1:]          # the page has its own title and label
+        for line in report:
+            m = MD_IMAGE.match(line)
+            if m:
+                # Doxygen finds the plot on IMAGE_PATH, which holds bench_dir.
+                line = '\\image html %s "%s"' % (m.group(2), m.group(1).replace('"', "'"))
+            lines.append(line)
+    else:
+        with open(os.path.join(ROOT, "bench", "sources.json"), encoding="utf-8") as f:
+            tables = json.load(f)["tables"]
+        lines += [
+            "No bench results are committed yet.",
+            "",
+            "`make bench` runs `workbook_bench`, which reruns on this machine's GPU and CPU the "
+            "tables that the workbook's sources published (\\ref sources), with the workbook's "
+            "own kernels and a plain host loop, and writes one CSV per table and `meta.json` "
+            "(the machine, the date, how the times were taken). `bench/report.py` then sets "
+            "each table beside the published one, with the ratios the source claims, and plots "
+            "it. `make bench PUBLISH=1` also copies the CSVs and `meta.json` into `docs/bench/`: "
+            "commit them, and the next `make docs` draws this page from them.",
+            "",
+            "The tables it reruns:",
+            "",
+        ]
+        lines += ["- %s (%s)." % (t["title"], t["source_gpu"]) for t in tables]
+        lines.append("")
+    page = os.path.join(bench_dir, "benchmarks.md")
+    with open(page, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    return page
 
 
 def main(argv=None):
@@ -63,6 +125,12 @@ def main(argv=None):
         print("docs: drawing the figures failed")
         return 1
 
+    bench = os.path.join(out, "bench")
+    shutil.rmtree(bench, ignore_errors=True)
+    bench_page = write_bench_page(python, bench)
+    if bench_page is None:
+        return 1
+
     html = os.path.join(out, "html")
     shutil.rmtree(html, ignore_errors=True)
     with open(os.path.join(ROOT, "docs", "Doxyfile"), encoding="utf-8") as f:
@@ -72,7 +140,11 @@ def main(argv=None):
     config += "\n".join([
         "",
         'OUTPUT_DIRECTORY = "%s"' % out,
-        'IMAGE_PATH = "%s" labs docs' % figures,
+        'IMAGE_PATH = "%s" "%s" labs docs' % (figures, bench),
+        # The benchmarks page is written into the build folder; stripping that folder keeps
+        # its directories (build/docs/bench, or /tmp/...) out of the book's list of files.
+        'INPUT += "%s"' % bench_page,
+        'STRIP_FROM_PATH += "%s"' % bench,
         'FILTER_PATTERNS = "*.md=%s"' % filter_cmd,
         'DOT_PATH = "%s"' % os.path.dirname(dot),
         "",
