@@ -3,6 +3,7 @@
 //
 //   workbook_bench --out DIR [--quick] [--cpu-limit SECONDS] [--table ID]...
 //
+// --quick measures the smallest sizes only, with a CPU limit of 2 s instead of 30 (the test).
 // For each table it writes DIR/<table>.csv, one row per measurement:
 //   table,size,implementation,where,threads,copies,ms,note
 // where `where` is cpu or gpu, `threads` the CPU threads or the GPU threads per block, `copies`
@@ -244,7 +245,9 @@ void plan_matmul(std::vector<Step>& plan, Table& table, int m, int k, int n, con
     for (std::size_t i = 0; i < impls.size(); ++i) {
         const MatmulImpl impl = impls[i];
         const bool last = i + 1 == impls.size();
-        plan.push_back({table.id + " " + size + ": " + impl.name, [=, &table] {
+        plan.push_back({table.id + " " + size + ": " + impl.name + ", " + std::to_string(impl.threads_per_block) +
+                            " threads per block",
+                        [=, &table] {
                             prepare();
                             const Data& d = *data;
                             DeviceBuffer<float> da(d.a), db(d.b);
@@ -463,7 +466,7 @@ int main(int argc, char** argv)
 {
     std::string out_dir;
     bool quick = false;
-    double limit = 30;
+    double limit = -1;  // seconds; 30 by default, 2 with --quick (the test must stay short)
     std::set<std::string> only;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -480,6 +483,7 @@ int main(int argc, char** argv)
         usage();
         return 2;
     }
+    if (limit < 0) limit = quick ? 2 : 30;
     const DeviceProbe probe = probe_device();
     if (probe.status != DeviceProbe::Status::ok) {
         std::printf("make bench: skipped, nothing was measured: %s\n", probe.message.c_str());
