@@ -8,7 +8,7 @@
 #   make grade SUBMISSION=path     grade another copy of labs/ (one student's)
 #   make grade SEED=n              replay a grade run with the seed it printed
 #   make grade-class SUBMISSIONS=dir  grade every student's copy of labs/ in dir, one per GPU
-#   make bench                     rerun the source documents' tables on this GPU (build/bench)
+#   make bench                     rerun the source documents' tables on this GPU (build/bench_results)
 #   make bench PUBLISH=1           ... and copy the results into docs/bench for the book
 #   make docs                      build the book (Doxygen) into build/docs/html
 #   make clean                     remove build/
@@ -72,10 +72,10 @@ test: configure
 	cd $(BUILD) && ctest --output-on-failure
 
 # The source documents' tables, rerun with the solutions on this GPU and CPU, beside the figures
-# they published: CSV, Markdown and plots in $(BUILD)/bench. Without a GPU it says so and stops.
+# they published: CSV, Markdown and plots in $(BUILD)/bench_results. Without a GPU it says so.
 bench: configure
 	cmake --build $(BUILD) --target workbook_bench --parallel $(JOBS)
-	$(PYTHON) bench/run_bench.py --bench $(BUILD)/bin/workbook_bench --out $(BUILD)/bench $(if $(PUBLISH),--publish)
+	$(PYTHON) bench/run_bench.py --bench $(BUILD)/bin/workbook_bench --out $(BUILD)/bench_results $(if $(PUBLISH),--publish)
 
 # The book: the labs' walkthroughs, the common library's reference and the measured figures, as
 # one HTML site built by Doxygen with warnings as errors. It needs no configured build: the

@@ -62,8 +62,11 @@ def main(argv=None):
 
     out = os.path.abspath(args.out)
     # A new run never mixes with an old one: a table this run did not write must not linger.
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
+    # Only what a run writes is removed, never the folder itself or anything else in it.
+    os.makedirs(out, exist_ok=True)
+    for ext in ("*.csv", "*.md", "*.png", "*.svg", "meta.json"):
+        for old in glob.glob(os.path.join(out, ext)):
+            os.remove(old)
     cmd = [args.bench, "--out", out] + (["--quick"] if args.quick else [])
     status = subprocess.call(cmd)
     if status == EXIT_NO_DEVICE:

@@ -376,4 +376,9 @@ TEST_CASE("host: time_host measures a short loop and leaves a long one out, with
     CHECK(short_one.ms.count >= 1);
     CHECK(short_one.ms.median >= 4.0);   // 10 rows of 1 ms on 2 threads
     CHECK(short_one.ms.median < 100.0);
+
+    // The clock stops when the last row is done, not when the watcher next looks (every 5 ms).
+    const HostTiming tiny = time_host(10, 1, [](int) {}, quick);
+    CHECK(tiny.measured);
+    CHECK_MESSAGE(tiny.ms.median < 2.0, "an empty loop measured " << tiny.ms.median << " ms");
 }
