@@ -525,6 +525,12 @@ def notes(table, rows, keys, meta):
     for implementation, sizes in extra.items():
         out.append("Also measured here, beside no column of the source: %s (at %s); see %s.csv."
                    % (implementation, ", ".join(sizes), table["id"]))
+    # What each of this run's implementations is, so that a reader can tell, say, the source's
+    # 32 x 32 tiles from the workbook's 16 x 16 ones.
+    described = (meta or {}).get("implementations", {})
+    for implementation in sorted({r["implementation"] for r in rows}):
+        if implementation in described:
+            out.append("%s: %s." % (implementation, described[implementation].rstrip(".")))
     if any(v == 0 for values in table["published"].values() for v in values):
         out.append("A published 0 is a time the source printed in whole milliseconds: under 1 ms.")
     unmeasured = [k for k in keys if not any(
