@@ -30,8 +30,6 @@ import csv
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 import textwrap
 
@@ -53,17 +51,9 @@ MARKERS = ["o", "s", "^", "D", "v", "P", "X"]
 
 # -- finding matplotlib --------------------------------------------------------------------------
 
-def python_with_matplotlib():
-    """The first Python 3 that can import matplotlib (as in docs/build_docs.py), or None."""
-    candidates = [sys.executable, "/usr/bin/python3", shutil.which("python3") or ""]
-    for python in candidates:
-        if python and os.path.exists(python):
-            r = subprocess.run([python, "-c", "import matplotlib"], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-            if r.returncode == 0:
-                return python
-    return None
-
+# One search for a Python with matplotlib, shared with the book's build.
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "docs"))
+from build_docs import python_with_matplotlib  # noqa: E402
 
 def reexec_with_matplotlib(argv):
     """Runs this script again under a Python with matplotlib when this one lacks it.
