@@ -21,20 +21,21 @@ double seconds_since(Clock::time_point start)
 bool run_with_limit(int rows, int threads, const std::function<void(int)>& row, double limit,
                     double settle, double& seconds)
 {
-    std::atomic<int> next{0}, done{0};
+    std::atomic<int> done{0};
     std::atomic<bool> stop{false};
     const Clock::time_point start = Clock::now();
     // The thread that finishes the last row stops the clock: the watching loop below only looks
     // every few milliseconds, and its lateness must not count.
     Clock::time_point finish = start;
-    const auto worker = [&] {
-        for (int i = next++; i < rows && !stop; i = next++) {
+    // The rows run on a thread of their own, shared out by for_rows(), while this one watches their
+    // pace; once told to stop, the rows not yet started are skipped.
+    std::thread runner([&] {
+        for_rows(rows, threads, [&](int i) {
+            if (stop) return;
             row(i);
             if (++done == rows) finish = Clock::now();
-        }
-    };
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+        });
+    });
     bool within = true;
     while (done < rows) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -52,7 +53,7 @@ bool run_with_limit(int rows, int threads, const std::function<void(int)>& row, 
         }
     }
     stop = true;
-    for (auto& t : pool) t.join();
+    runner.join();
     seconds = within ? std::chrono::duration<double>(finish - start).count() : seconds_since(start);
     return within;
 }
