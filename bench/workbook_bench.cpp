@@ -133,32 +133,11 @@ std::vector<int> host_thread_counts()
 // ------------------------------------------------------------------------------------------------
 // Timing on each side.
 
-/// A GPU implementation's kernel time and its time with the copies around it.
-struct GpuCase {
-    std::function<void()> launch;    // the kernel(s), on device buffers already filled
-    std::function<void()> copy_in;   // host inputs to the device
-    std::function<void()> copy_out;  // the device output to the host
-};
-
 std::string ms_text(double ms)
 {
     char text[32];
     std::snprintf(text, sizeof text, ms < 1 ? "%.4f ms" : ms < 100 ? "%.3f ms" : "%.0f ms", ms);
     return text;
-}
-
-std::string time_gpu_case(Table& table, const std::string& size, const std::string& implementation,
-                          int threads_per_block, const GpuCase& c)
-{
-    const Timing kernel = time_gpu(c.launch);
-    const Timing copies = time_gpu([&] {
-        c.copy_in();
-        c.launch();
-        c.copy_out();
-    });
-    table.rows.push_back({size, implementation, "gpu", threads_per_block, "kernel", true, kernel.ms.median, ""});
-    table.rows.push_back({size, implementation, "gpu", threads_per_block, "with copies", true, copies.ms.median, ""});
-    return ms_text(kernel.ms.median) + " kernel, " + ms_text(copies.ms.median) + " with copies";
 }
 
 void wrong_result(Table& table, const std::string& size, const std::string& implementation, const std::string& where,
@@ -169,6 +148,41 @@ void wrong_result(Table& table, const std::string& size, const std::string& impl
                  size.c_str(), result.report().c_str());
     table.rows.push_back({size, implementation, where, threads, where == "gpu" ? "kernel" : "", false, 0,
                           "wrong result: not timed"});
+}
+
+/// One GPU implementation on a table's data: run once on poisoned, guarded output and checked
+/// against the float64 reference (a wrong result is reported and never timed), then timed twice:
+/// the kernel alone, and with the copies of `inputs` to the device and of the output back.
+/// `launch` runs the implementation on the device copies of `inputs`, in their order, into `out`.
+using GpuLaunch = std::function<void(const std::vector<DeviceBuffer<float>>& in, float* out)>;
+
+std::string check_and_time_gpu(Table& table, const std::string& size, const std::string& implementation,
+                               int threads_per_block, const std::vector<const std::vector<float>*>& inputs,
+                               const std::vector<double>& expected, const Shape& shape, const Tolerance& tolerance,
+                               const GpuLaunch& launch)
+{
+    std::vector<DeviceBuffer<float>> in;
+    in.reserve(inputs.size());
+    for (const std::vector<float>* input : inputs) in.emplace_back(*input);
+    GuardedOutput<float> out(expected.size());
+    launch(in, out.data());
+    CUDA_CHECK_LAUNCH(implementation.c_str());
+    const Comparison result = compare("out", out.download(), expected, shape, tolerance);
+    if (!result.ok() || !out.check_guards().intact()) {
+        wrong_result(table, size, implementation, "gpu", threads_per_block, result);
+        return "wrong result";
+    }
+    std::vector<float> host_out(expected.size());
+    const Timing kernel = time_gpu([&] { launch(in, out.data()); });
+    const Timing copies = time_gpu([&] {
+        for (std::size_t i = 0; i < in.size(); ++i)
+            CUDA_CHECK(cudaMemcpy(in[i].data(), inputs[i]->data(), in[i].bytes(), cudaMemcpyHostToDevice));
+        launch(in, out.data());
+        CUDA_CHECK(cudaMemcpy(host_out.data(), out.data(), host_out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    });
+    table.rows.push_back({size, implementation, "gpu", threads_per_block, "kernel", true, kernel.ms.median, ""});
+    table.rows.push_back({size, implementation, "gpu", threads_per_block, "with copies", true, copies.ms.median, ""});
+    return ms_text(kernel.ms.median) + " kernel, " + ms_text(copies.ms.median) + " with copies";
 }
 
 std::string time_cpu_case(Table& table, const std::string& size, int threads, int rows,
@@ -203,7 +217,7 @@ struct MatmulImpl {
 
 /// C = A·B, A m x k, B k x n: host loop on 1 thread and on all, then each implementation.
 void plan_matmul(std::vector<Step>& plan, Table& table, int m, int k, int n, const std::string& size,
-                 const std::vector<MatmulImpl>& impls, bool host, double limit)
+                 const std::vector<MatmulImpl>& impls, double limit)
 {
     struct Data {
         std::vector<float> a, b;
@@ -218,29 +232,27 @@ void plan_matmul(std::vector<Step>& plan, Table& table, int m, int k, int n, con
         data->c = gemm_reference(data->a, data->b, m, k, n);
     };
     const Shape shape = Shape::grid(m, n);
-    if (host) {
-        for (int threads : host_thread_counts()) {
-            plan.push_back({table.id + " " + size + ": host loop, " + std::to_string(threads) + " thread(s)",
-                            [=, &table] {
-                                prepare();
-                                std::vector<float> c(static_cast<std::size_t>(m) * n);
-                                const Data& d = *data;
-                                // The sources' host loop: row i of C, one dot product per output,
-                                // summed in double as the IJCEE paper's MulH does.
-                                const auto row = [&](int i) {
-                                    for (int j = 0; j < n; ++j) {
-                                        double sum = 0;
-                                        for (int p = 0; p < k; ++p)
-                                            sum += static_cast<double>(d.a[static_cast<std::size_t>(i) * k + p]) *
-                                                   d.b[static_cast<std::size_t>(p) * n + j];
-                                        c[static_cast<std::size_t>(i) * n + j] = static_cast<float>(sum);
-                                    }
-                                };
-                                return time_cpu_case(table, size, threads, m, row,
-                                                     [&] { return compare("C", c, d.c, shape, gemm_tolerance(k)); },
-                                                     limit);
-                            }});
-        }
+    for (int threads : host_thread_counts()) {
+        plan.push_back({table.id + " " + size + ": host loop, " + std::to_string(threads) + " thread(s)",
+                        [=, &table] {
+                            prepare();
+                            std::vector<float> c(static_cast<std::size_t>(m) * n);
+                            const Data& d = *data;
+                            // The sources' host loop: row i of C, one dot product per output,
+                            // summed in double as the IJCEE paper's MulH does.
+                            const auto row = [&](int i) {
+                                for (int j = 0; j < n; ++j) {
+                                    double sum = 0;
+                                    for (int p = 0; p < k; ++p)
+                                        sum += static_cast<double>(d.a[static_cast<std::size_t>(i) * k + p]) *
+                                               d.b[static_cast<std::size_t>(p) * n + j];
+                                    c[static_cast<std::size_t>(i) * n + j] = static_cast<float>(sum);
+                                }
+                            };
+                            return time_cpu_case(table, size, threads, m, row,
+                                                 [&] { return compare("C", c, d.c, shape, gemm_tolerance(k)); },
+                                                 limit);
+                        }});
     }
     for (std::size_t i = 0; i < impls.size(); ++i) {
         const MatmulImpl impl = impls[i];
@@ -250,27 +262,11 @@ void plan_matmul(std::vector<Step>& plan, Table& table, int m, int k, int n, con
                         [=, &table] {
                             prepare();
                             const Data& d = *data;
-                            DeviceBuffer<float> da(d.a), db(d.b);
-                            GuardedOutput<float> dc(static_cast<std::size_t>(m) * n);
-                            std::vector<float> c(dc.size());
-                            impl.launch(da.data(), db.data(), dc.data(), m, k, n);
-                            CUDA_CHECK_LAUNCH(impl.name.c_str());
-                            const Comparison result = compare("C", dc.download(), d.c, shape, gemm_tolerance(k));
-                            if (!result.ok() || !dc.check_guards().intact()) {
-                                wrong_result(table, size, impl.name, "gpu", impl.threads_per_block, result);
-                                return std::string("wrong result");
-                            }
-                            const std::string text = time_gpu_case(
-                                table, size, impl.name, impl.threads_per_block,
-                                {[&] { impl.launch(da.data(), db.data(), dc.data(), m, k, n); },
-                                 [&] {
-                                     CUDA_CHECK(cudaMemcpy(da.data(), d.a.data(), da.bytes(), cudaMemcpyHostToDevice));
-                                     CUDA_CHECK(cudaMemcpy(db.data(), d.b.data(), db.bytes(), cudaMemcpyHostToDevice));
-                                 },
-                                 [&] {
-                                     CUDA_CHECK(cudaMemcpy(c.data(), dc.data(), c.size() * sizeof(float),
-                                                           cudaMemcpyDeviceToHost));
-                                 }});
+                            const std::string text = check_and_time_gpu(
+                                table, size, impl.name, impl.threads_per_block, {&d.a, &d.b}, d.c, shape,
+                                gemm_tolerance(k), [&](const std::vector<DeviceBuffer<float>>& in, float* out) {
+                                    impl.launch(in[0].data(), in[1].data(), out, m, k, n);
+                                });
                             if (last) *data = Data{};
                             return text;
                         }});
@@ -309,24 +305,11 @@ void plan_transpose(std::vector<Step>& plan, Table& table, int rows, int cols, c
     }
     for (const TransposeImpl& impl : impls) {
         plan.push_back({table.id + ": " + impl.name, [=, &table] {
-                            DeviceBuffer<float> din(*in);
-                            GuardedOutput<float> dout(in->size());
-                            std::vector<float> host_in = *in, host_out(in->size());
-                            impl.launch(din.data(), dout.data(), rows, cols);
-                            CUDA_CHECK_LAUNCH(impl.name.c_str());
-                            const Comparison result = compare("out", dout.download(), *expected, shape, exact);
-                            if (!result.ok() || !dout.check_guards().intact()) {
-                                wrong_result(table, size, impl.name, "gpu", impl.threads_per_block, result);
-                                return std::string("wrong result");
-                            }
-                            return time_gpu_case(
-                                table, size, impl.name, impl.threads_per_block,
-                                {[&] { impl.launch(din.data(), dout.data(), rows, cols); },
-                                 [&] { CUDA_CHECK(cudaMemcpy(din.data(), host_in.data(), din.bytes(), cudaMemcpyHostToDevice)); },
-                                 [&] {
-                                     CUDA_CHECK(cudaMemcpy(host_out.data(), dout.data(), host_out.size() * sizeof(float),
-                                                           cudaMemcpyDeviceToHost));
-                                 }});
+                            return check_and_time_gpu(table, size, impl.name, impl.threads_per_block, {in.get()},
+                                                      *expected, shape, exact,
+                                                      [&](const std::vector<DeviceBuffer<float>>& d_in, float* out) {
+                                                          impl.launch(d_in[0].data(), out, rows, cols);
+                                                      });
                         }});
     }
 }
@@ -379,26 +362,12 @@ void plan_convolution(std::vector<Step>& plan, Table& table, int height, int wid
     }
     for (const ConvolutionImpl& impl : impls) {
         plan.push_back({table.id + ": " + impl.name, [=, &table] {
-                            DeviceBuffer<float> din(*image);
-                            GuardedOutput<float> dout(image->size());
-                            std::vector<float> host_in = *image, host_out(image->size());
                             impl.set_mask(mask->data(), k);
-                            impl.launch(din.data(), dout.data(), height, width, k);
-                            CUDA_CHECK_LAUNCH(impl.name.c_str());
-                            const Comparison result =
-                                compare("out", dout.download(), *reference(), shape, convolution_tolerance(k));
-                            if (!result.ok() || !dout.check_guards().intact()) {
-                                wrong_result(table, size, impl.name, "gpu", impl.threads_per_block, result);
-                                return std::string("wrong result");
-                            }
-                            return time_gpu_case(
-                                table, size, impl.name, impl.threads_per_block,
-                                {[&] { impl.launch(din.data(), dout.data(), height, width, k); },
-                                 [&] { CUDA_CHECK(cudaMemcpy(din.data(), host_in.data(), din.bytes(), cudaMemcpyHostToDevice)); },
-                                 [&] {
-                                     CUDA_CHECK(cudaMemcpy(host_out.data(), dout.data(), host_out.size() * sizeof(float),
-                                                           cudaMemcpyDeviceToHost));
-                                 }});
+                            return check_and_time_gpu(table, size, impl.name, impl.threads_per_block, {image.get()},
+                                                      *reference(), shape, convolution_tolerance(k),
+                                                      [&](const std::vector<DeviceBuffer<float>>& in, float* out) {
+                                                          impl.launch(in[0].data(), out, height, width, k);
+                                                      });
                         }});
     }
 }
@@ -521,7 +490,7 @@ int main(int argc, char** argv)
     if (wanted("ijcee_table1")) {
         tables.push_back({"ijcee_table1", {}});
         for (int n = 10; n <= (quick ? 20 : 100); n += 10)
-            plan_matmul(plan, tables.back(), 8 * n, 8 * n, 8 * n, std::to_string(8 * n), {naive, tiled}, true, limit);
+            plan_matmul(plan, tables.back(), 8 * n, 8 * n, 8 * n, std::to_string(8 * n), {naive, tiled}, limit);
     }
     // IJCEE Table 2: 512 x 512 with 1, 4, 16, 64, 256 (and 1024) threads per block, lab 06's
     // dynamically sized tiles; the host loop at 512 beside it.
@@ -533,13 +502,13 @@ int main(int argc, char** argv)
                                                                         int k, int n) {
                                  lab06::launch_matmul_dynamic_tile(a, b, c, m, k, n, tile);
                              }});
-        plan_matmul(plan, tables.back(), 512, 512, 512, "512", tiles, true, limit);
+        plan_matmul(plan, tables.back(), 512, 512, 512, "512", tiles, limit);
     }
     // CIS-750: four kernels from 32 to 4096, and the host loop on 1 and on all threads.
     if (wanted("cis750")) {
         tables.push_back({"cis750", {}});
         for (int n = 32; n <= (quick ? 128 : 4096); n *= 2)
-            plan_matmul(plan, tables.back(), n, n, n, std::to_string(n), {naive_1d, naive, tiled, blocked}, true, limit);
+            plan_matmul(plan, tables.back(), n, n, n, std::to_string(n), {naive_1d, naive, tiled, blocked}, limit);
     }
     // The Stokastik post: transpose 2000 x 5000, matmul 2000 x 1000 x 5000, convolution 2000 x 5000 (3 x 3).
     if (wanted("stokastik_transpose")) {
@@ -552,7 +521,7 @@ int main(int argc, char** argv)
     }
     if (wanted("stokastik_matmul")) {
         tables.push_back({"stokastik_matmul", {}});
-        plan_matmul(plan, tables.back(), 2000, 1000, 5000, "2000x1000x5000", {naive, tiled, blocked}, true, limit);
+        plan_matmul(plan, tables.back(), 2000, 1000, 5000, "2000x1000x5000", {naive, tiled, blocked}, limit);
     }
     if (wanted("stokastik_convolution")) {
         tables.push_back({"stokastik_convolution", {}});

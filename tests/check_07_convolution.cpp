@@ -2,9 +2,9 @@
 //
 // Correctness of both steps (the direct kernel, then the tiled one) on images from 1 x 1 to
 // 8192 x 8192, each with every odd mask from 1 x 1 to 15 x 15 (at 8192 x 8192: k = 1, 7 and 15),
-// against a float64 reference with a tolerance derived from k; the effective bandwidth of both at 8192 x 8192 beside the reference
-// solution's; compute-sanitizer's racecheck of the tiled kernel; and the optional strided kernel
-// (bonus points).
+// against a float64 reference with a tolerance derived from k; the effective bandwidth of both at
+// 8192 x 8192 beside the reference solution's; compute-sanitizer's racecheck of the tiled kernel;
+// and the optional strided kernel (bonus points).
 #include "convolution_cases.hpp"
 
 #include "07_convolution.hpp"
