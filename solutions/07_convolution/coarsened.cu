@@ -1,23 +1,29 @@
 // Lab 07, going further: thread coarsening. The reference solution.
 //
 // The same convolution as convolution.cu (a correlation with zero padding, odd k up to MAX_K).
-// A block of 32 x 8 threads computes a 128 x 8 tile of outputs: each thread computes 4
-// neighbouring outputs of a row. For each row of the mask it reads the 4 + 2r inputs those outputs
-// need from the shared tile into registers, with 16-byte loads, and uses every one of them for
-// up to 4 outputs: about k * (4 + 2r) / 4 shared loads per output instead of k * k.
-// The kernel is a template on k, so that every loop over the mask unrolls, the window stays in
-// registers, and each mask value is an operand that the multiply-add reads straight from
-// constant memory.
+// Each thread computes a block of 8 rows x 4 columns of outputs, and a block of 32 x 4 threads a
+// 32 x 128 tile. A thread walks down the 8 + 2r input rows its outputs need, one row at a time:
+// it loads the 4 + 2r inputs of that row into registers, with 16-byte loads straight from
+// global memory, and uses each of them for every output of its block that needs it, up to k
+// rows x 4 columns of them. So each input row is read once per thread instead of once per mask
+// row, and no shared-memory tile, no barrier and no second copy of the data are needed: the
+// loads that neighbouring threads share (the halo) hit the L1 cache.
+// The kernel is a template on k, so that every loop over the mask unrolls, the window and the
+// sums stay in registers, and each mask value is an operand that the multiply-add reads straight
+// from constant memory.
 #include "common/check.hpp"
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 constexpr int MAX_K = 15;
 constexpr int THREADS_X = 32;
-constexpr int THREADS_Y = 8;
-constexpr int OUTPUTS = 4;                       // outputs per thread, along a row
-constexpr int TILE_W = THREADS_X * OUTPUTS;      // 128 output columns per block
-constexpr int TILE_H = THREADS_Y;                // 8 output rows per block
+constexpr int THREADS_Y = 4;
+constexpr int OUTPUTS_X = 4;                    // outputs per thread along a row: one float4
+constexpr int OUTPUTS_Y = 8;                    // and down a column
+constexpr int TILE_W = THREADS_X * OUTPUTS_X;   // 128 output columns per block
+constexpr int TILE_H = THREADS_Y * OUTPUTS_Y;   // 32 output rows per block
 
 //! [mask]
 __constant__ float c_mask[MAX_K * MAX_K];
@@ -28,75 +34,84 @@ void set_mask(const float* mask, int k)
 }
 //! [mask]
 
-//! [kernel]
-template <int K>
-__global__ void __launch_bounds__(THREADS_X * THREADS_Y)
-    convolution_coarsened_kernel(const float* in, float* out, int height, int width)
+//! [load]
+// window[q] = in[row][col + q] for q < WINDOW, 0 outside the image. col is a multiple of 4.
+// With VECTOR (width a multiple of 4, so every row starts on a 16-byte boundary) each group of
+// 4 is one 16-byte load, and lies either wholly inside the image or wholly outside it.
+template <int WINDOW, bool VECTOR>
+__device__ void load_row(const float* __restrict__ in, int height, int width, int row, int col, float (&window)[WINDOW])
 {
-    constexpr int R = (K - 1) / 2;
-    constexpr int ROWS = TILE_H + 2 * R;                 // tile rows: the outputs' and the halo
-    constexpr int WINDOW = OUTPUTS + 2 * R;              // inputs of one mask row for 4 outputs
-    constexpr int VECTORS = (WINDOW + 3) / 4;            // 16-byte loads that cover them
-    constexpr int PITCH = TILE_W + 4 * (VECTORS - 1);    // >= TILE_W + 2R, a multiple of 4
-    constexpr int THREADS = THREADS_X * THREADS_Y;
-
-    // Rows of a multiple of 4 floats, 16-byte aligned: every float4 read below is aligned.
-    __shared__ __align__(16) float tile[ROWS][PITCH];
-
-    const int x0 = blockIdx.x * TILE_W;
-    const int y0 = blockIdx.y * TILE_H;
-    const int thread = threadIdx.y * THREADS_X + threadIdx.x;
-
-    // Load, as in step 2: tile[ty][tx] = in[y0 - R + ty][x0 - R + tx], 0 outside the image. The
-    // last few columns (up to PITCH) are read by the last thread's 16-byte loads and never used.
-    // A fixed number of rounds, unrolled: all of a thread's loads are in flight at once.
-    constexpr int ROUNDS = (ROWS * PITCH + THREADS - 1) / THREADS;
+    const bool row_inside = row >= 0 && row < height;
 #pragma unroll
-    for (int n = 0; n < ROUNDS; ++n) {
-        const int t = thread + n * THREADS;
-        if (t < ROWS * PITCH) {
-            const int ty = t / PITCH, tx = t % PITCH;
-            const int row = y0 - R + ty, col = x0 - R + tx;
-            const bool inside = row >= 0 && row < height && col >= 0 && col < width;
-            tile[ty][tx] = inside ? in[row * width + col] : 0.0f;
-        }
-    }
-    __syncthreads();
-
-    // This thread's outputs are (y, x .. x + 3). For mask row i they need tile row
-    // threadIdx.y + i, columns 4 * threadIdx.x .. 4 * threadIdx.x + WINDOW - 1. A quarter warp's
-    // eight 16-byte loads cover 128 consecutive bytes: all 32 banks, no conflict.
-    float sum[OUTPUTS] = {};
-#pragma unroll
-    for (int i = 0; i < K; ++i) {
-        float window[4 * VECTORS];
-#pragma unroll
-        for (int v = 0; v < VECTORS; ++v) {
-            const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.y + i][OUTPUTS * threadIdx.x + 4 * v]);
+    for (int v = 0; v < WINDOW / 4; ++v) {
+        const int x = col + 4 * v;
+        if (VECTOR) {
+            float4 q = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (row_inside && x >= 0 && x < width)
+                q = *reinterpret_cast<const float4*>(&in[static_cast<size_t>(row) * width + x]);
             window[4 * v + 0] = q.x;
             window[4 * v + 1] = q.y;
             window[4 * v + 2] = q.z;
             window[4 * v + 3] = q.w;
+        } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const bool inside = row_inside && x + e >= 0 && x + e < width;
+                window[4 * v + e] = inside ? in[static_cast<size_t>(row) * width + x + e] : 0.0f;
+            }
         }
+    }
+}
+//! [load]
+
+//! [kernel]
+template <int K, bool VECTOR>
+__global__ void __launch_bounds__(THREADS_X * THREADS_Y)
+    convolution_coarsened_kernel(const float* __restrict__ in, float* __restrict__ out, int height, int width)
+{
+    constexpr int R = (K - 1) / 2;
+    constexpr int HALO = (R + 3) / 4 * 4;               // R rounded up to whole float4s
+    constexpr int WINDOW = HALO + OUTPUTS_X + HALO;     // the inputs of one row, in registers
+
+    // This thread's outputs: rows y .. y + 7, columns x .. x + 3. No barrier in this kernel, so
+    // a thread with nothing to compute may leave at once.
+    const int x = (blockIdx.x * THREADS_X + threadIdx.x) * OUTPUTS_X;
+    const int y = (blockIdx.y * THREADS_Y + threadIdx.y) * OUTPUTS_Y;
+    if (x >= width || y >= height) return;
+
+    float sum[OUTPUTS_Y][OUTPUTS_X] = {};
+    // Input row y - R + t is row i of the mask for output row o = t - i. Every loop here
+    // unrolls, so the test on o costs nothing at run time: it only decides which multiply-adds
+    // the compiler emits.
 #pragma unroll
-        for (int j = 0; j < K; ++j) {
-            const float m = c_mask[i * K + j];  // a constant address: no load instruction
+    for (int t = 0; t < OUTPUTS_Y + 2 * R; ++t) {
+        float window[WINDOW];  // window[q] = in[y - R + t][x - HALO + q]
+        load_row<WINDOW, VECTOR>(in, height, width, y - R + t, x - HALO, window);
 #pragma unroll
-            for (int c = 0; c < OUTPUTS; ++c) sum[c] += m * window[c + j];
+        for (int i = 0; i < K; ++i) {
+            const int o = t - i;
+            if (o < 0 || o >= OUTPUTS_Y) continue;
+#pragma unroll
+            for (int j = 0; j < K; ++j) {
+                const float m = c_mask[i * K + j];  // a constant address: no load instruction
+#pragma unroll
+                for (int c = 0; c < OUTPUTS_X; ++c) sum[o][c] += m * window[HALO - R + c + j];
+            }
         }
     }
 
-    const int y = y0 + threadIdx.y;
-    const int x = x0 + OUTPUTS * threadIdx.x;
-    if (y >= height) return;
-    float* const out_row = out + static_cast<size_t>(y) * width;
-    if (width % 4 == 0 && x + OUTPUTS <= width) {
-        // Rows start on 16-byte boundaries: one 16-byte store, 512 consecutive bytes a warp.
-        *reinterpret_cast<float4*>(&out_row[x]) = make_float4(sum[0], sum[1], sum[2], sum[3]);
-    } else {
 #pragma unroll
-        for (int c = 0; c < OUTPUTS; ++c)
-            if (x + c < width) out_row[x + c] = sum[c];
+    for (int o = 0; o < OUTPUTS_Y; ++o) {
+        if (y + o >= height) break;
+        float* const out_row = out + static_cast<size_t>(y + o) * width;
+        if (VECTOR) {
+            // x + 3 < width too: one 16-byte store, 512 consecutive bytes a warp.
+            *reinterpret_cast<float4*>(&out_row[x]) = make_float4(sum[o][0], sum[o][1], sum[o][2], sum[o][3]);
+        } else {
+#pragma unroll
+            for (int c = 0; c < OUTPUTS_X; ++c)
+                if (x + c < width) out_row[x + c] = sum[o][c];
+        }
     }
 }
 //! [kernel]
@@ -108,12 +123,16 @@ void launch_coarsened(const float* in, float* out, int height, int width)
 {
     const dim3 block(THREADS_X, THREADS_Y);
     const dim3 grid((width + TILE_W - 1) / TILE_W, (height + TILE_H - 1) / TILE_H);
-    convolution_coarsened_kernel<K><<<grid, block>>>(in, out, height, width);
+    // 16-byte loads and stores need every row to start on a 16-byte boundary.
+    if (width % 4 == 0)
+        convolution_coarsened_kernel<K, true><<<grid, block>>>(in, out, height, width);
+    else
+        convolution_coarsened_kernel<K, false><<<grid, block>>>(in, out, height, width);
     CUDA_CHECK(cudaGetLastError());
 }
 }  // namespace
 
-// k is a run-time value; each odd k has its own compiled kernel.
+// k is a run-time value; each odd k has its own compiled kernels.
 void launch_convolution_coarsened(const float* in, float* out, int height, int width, int k)
 {
     switch (k) {
