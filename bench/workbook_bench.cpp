@@ -23,6 +23,7 @@
 #include "common/gemm_reference.hpp"
 #include "common/host.hpp"
 #include "common/json.hpp"
+#include "common/judge.hpp"
 #include "common/random.hpp"
 #include "common/sweep.hpp"
 #include "common/timing.hpp"
@@ -59,6 +60,9 @@ namespace lab05 {
 }
 namespace lab05rb {
 #include "05_register_blocking.hpp"
+}
+namespace lab05wt {
+#include "05_warp_tiling.hpp"
 }
 namespace lab06 {
 #include "06_thread_sweep.hpp"
@@ -141,17 +145,18 @@ std::string ms_text(double ms)
 }
 
 void wrong_result(Table& table, const std::string& size, const std::string& implementation, const std::string& where,
-                  int threads, const Comparison& result)
+                  int threads, const std::string& report)
 {
     g_wrong = true;
     std::fprintf(stderr, "\n%s %s at %s: WRONG RESULT, not timed\n%s\n", implementation.c_str(), where.c_str(),
-                 size.c_str(), result.report().c_str());
+                 size.c_str(), report.c_str());
     table.rows.push_back({size, implementation, where, threads, where == "gpu" ? "kernel" : "", false, 0,
                           "wrong result: not timed"});
 }
 
-/// One GPU implementation on a table's data: run once on poisoned, guarded output and checked
-/// against the float64 reference (a wrong result is reported and never timed), then timed twice:
+/// One GPU implementation on a table's data: checked by the judge (common/judge.hpp: poisoned,
+/// guarded output, three runs against the float64 reference, a kernel must run; a wrong result
+/// is reported and never timed), then timed twice:
 /// the kernel alone, and with the copies of `inputs` to the device and of the output back.
 /// `launch` runs the implementation on the device copies of `inputs`, in their order, into `out`.
 using GpuLaunch = std::function<void(const std::vector<DeviceBuffer<float>>& in, float* out)>;
@@ -164,14 +169,20 @@ std::string check_and_time_gpu(Table& table, const std::string& size, const std:
     std::vector<DeviceBuffer<float>> in;
     in.reserve(inputs.size());
     for (const std::vector<float>* input : inputs) in.emplace_back(*input);
-    GuardedOutput<float> out(expected.size());
-    launch(in, out.data());
-    CUDA_CHECK_LAUNCH(implementation.c_str());
-    const Comparison result = compare("out", out.download(), expected, shape, tolerance);
-    if (!result.ok() || !out.check_guards().intact()) {
-        wrong_result(table, size, implementation, "gpu", threads_per_block, result);
+    Call call;
+    call.function = implementation;
+    call.what = size;
+    call.shape = shape;
+    call.tolerance = tolerance;
+    call.expected = [&]() -> const std::vector<double>& { return expected; };
+    call.run = [&](float* out) { launch(in, out); };
+    // The solutions are linked into the bench itself: any kernel of this program counts.
+    const Verdict verdict = judge_call(call, JudgeOptions{kJudgeRuns, false});
+    if (!verdict.ok) {
+        wrong_result(table, size, implementation, "gpu", threads_per_block, verdict.message);
         return "wrong result";
     }
+    DeviceBuffer<float> out(expected.size());
     std::vector<float> host_out(expected.size());
     const Timing kernel = time_gpu([&] { launch(in, out.data()); });
     const Timing copies = time_gpu([&] {
@@ -198,7 +209,7 @@ std::string time_cpu_case(Table& table, const std::string& size, int threads, in
     }
     const Comparison result = verify();
     if (!result.ok()) {
-        wrong_result(table, size, "host loop", "cpu", threads, result);
+        wrong_result(table, size, "host loop", "cpu", threads, result.report());
         return "wrong result";
     }
     table.rows.push_back({size, "host loop", "cpu", threads, "", true, t.ms.median, ""});
@@ -468,18 +479,21 @@ int main(int argc, char** argv)
     const MatmulImpl naive_1d{"lab 04 naive 1-D", 256, lab04::launch_matmul_naive_1d};
     const MatmulImpl tiled{"lab 05 tiled", 256, lab05::launch_matmul_tiled};
     const MatmulImpl blocked{"lab 05 register blocked", 256, lab05rb::launch_matmul_register_blocked};
+    const MatmulImpl warp_tiled{"lab 05 warp tiled", 256, lab05wt::launch_matmul_warp_tiled};
     const std::string implementations =
         "\"lab 04 naive\": \"16 x 16 threads per block, one output each, A and B read from global memory\", "
         "\"lab 04 naive 1-D\": \"1-D blocks of 256 threads, one output each\", "
         "\"lab 05 tiled\": \"16 x 16 shared-memory tiles, 16 x 16 threads\", "
         "\"lab 05 register blocked\": \"128 x 128 outputs per block of 256 threads, 8 x 8 per thread, 8-deep slices\", "
+        "\"lab 05 warp tiled\": \"128 x 128 (64 x 64 on small matrices) per block of 256 threads, 32 x 64 per warp, "
+        "16-byte loads, double-buffered 16-deep slices\", "
         "\"lab 06 dynamic tile\": \"tile x tile threads and tile x tile dynamic shared-memory tiles\", "
         "\"lab 02 naive\": \"32 x 8 threads per 32 x 32 tile, read coalesced, written strided\", "
         "\"lab 03 unpadded\": \"32 x 32 shared tile, no padding (bank conflicts)\", "
         "\"lab 03 padded\": \"32 x 33 shared tile (padding: no bank conflicts)\", "
         "\"lab 07 direct\": \"32 x 8 threads, one output each, mask in constant memory\", "
         "\"lab 07 tiled\": \"32 x 8 outputs per block, input tile with halo in shared memory\", "
-        "\"lab 07 coarsened\": \"4 outputs per thread, 128 x 8 per block, 16-byte loads\", "
+        "\"lab 07 coarsened\": \"8 x 4 outputs per thread, 128 x 32 per block, 16-byte loads into registers, no shared tile\", "
         "\"host loop\": \"the sources' plain loop, one output at a time; 'all' threads split the rows\"";
 
     std::deque<Table> tables;  // a deque: the plan's steps keep references to its tables
@@ -508,7 +522,7 @@ int main(int argc, char** argv)
     if (wanted("cis750")) {
         tables.push_back({"cis750", {}});
         for (int n = 32; n <= (quick ? 128 : 4096); n *= 2)
-            plan_matmul(plan, tables.back(), n, n, n, std::to_string(n), {naive_1d, naive, tiled, blocked}, limit);
+            plan_matmul(plan, tables.back(), n, n, n, std::to_string(n), {naive_1d, naive, tiled, blocked, warp_tiled}, limit);
     }
     // The Stokastik post: transpose 2000 x 5000, matmul 2000 x 1000 x 5000, convolution 2000 x 5000 (3 x 3).
     if (wanted("stokastik_transpose")) {
@@ -521,7 +535,7 @@ int main(int argc, char** argv)
     }
     if (wanted("stokastik_matmul")) {
         tables.push_back({"stokastik_matmul", {}});
-        plan_matmul(plan, tables.back(), 2000, 1000, 5000, "2000x1000x5000", {naive, tiled, blocked}, limit);
+        plan_matmul(plan, tables.back(), 2000, 1000, 5000, "2000x1000x5000", {naive, tiled, blocked, warp_tiled}, limit);
     }
     if (wanted("stokastik_convolution")) {
         tables.push_back({"stokastik_convolution", {}});

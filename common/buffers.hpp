@@ -24,7 +24,7 @@ namespace workbook {
 /// \brief An array in device memory that frees itself.
 /// \tparam T a trivially copyable element type
 ///
-/// \snippet tests/check_01_vector_add.cpp buffers
+/// \snippet common/judge.cu output
 template <class T>
 class DeviceBuffer {
     static_assert(std::is_trivially_copyable<T>::value, "device buffers hold plain data");
@@ -41,7 +41,7 @@ public:
 
     /// \brief Allocates a buffer and copies host data into it.
     /// \param host the elements to upload
-    /// \snippet tests/check_01_vector_add.cpp buffers
+    /// \snippet common/judge.cu output
     explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
 
     ~DeviceBuffer() { cudaFree(data_); }  // nothing to report from a destructor
@@ -166,7 +166,7 @@ struct GuardReport {
     /// \brief A sentence for the student, e.g. "3 elements written past the end of c (c[1000] to ...)".
     /// \param name the output's name in the lab, e.g. "c"
     /// \param count the output's length
-    /// \snippet tests/check_01_vector_add.cpp compare
+    /// \snippet common/judge.cu judge
     std::string describe(const std::string& name, std::size_t count) const;
 };
 
@@ -183,7 +183,7 @@ GuardReport inspect_guards(const std::vector<unsigned char>& guard_before,
 /// \brief An output array in device memory with poison inside and canaries around it.
 /// \tparam T the element type
 ///
-/// \snippet tests/check_01_vector_add.cpp guarded
+/// \snippet common/judge.cu output
 template <class T>
 class GuardedOutput {
 public:
@@ -192,7 +192,7 @@ public:
 
     /// \brief Allocates count elements plus the two guard zones, already poisoned.
     /// \param count the number of output elements
-    /// \snippet tests/check_01_vector_add.cpp buffers
+    /// \snippet common/judge.cu output
     explicit GuardedOutput(std::size_t count)
         : count_(count), storage_(2 * guard_bytes + count * sizeof(T))
     {
@@ -224,7 +224,7 @@ public:
     }
 
     /// \brief Reads both guard zones back and reports any element a kernel wrote there.
-    /// \snippet tests/check_01_vector_add.cpp compare
+    /// \snippet common/judge.cu judge
     GuardReport check_guards() const
     {
         std::vector<unsigned char> before(guard_bytes), after(guard_bytes);

@@ -78,7 +78,7 @@ inline void check_cuda(cudaError_t code, const char* call, const char* file, int
 /// \param what the name of the launch, for the message
 /// \param file the source file of the launch
 /// \param line the line of the launch
-/// \snippet tests/check_01_vector_add.cpp compare
+/// \snippet common/judge.cu judge
 inline void check_launch(const char* what, const char* file, int line)
 {
     check_cuda(cudaGetLastError(), what, file, line);

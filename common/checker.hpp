@@ -12,10 +12,13 @@
 /// text that student code prints cannot raise a score.
 #pragma once
 
+#include "judge.hpp"
+
 #include <doctest/doctest.h>
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace workbook {
 
@@ -29,23 +32,10 @@ constexpr int exit_context_lost = 75;
 /// have_function). Every lab's API header (tests/NN_name.hpp) uses it.
 #define WORKBOOK_STUDENT_FUNCTION __attribute__((weak))
 
-/// \brief Whether a std::function holds nothing, or a student function the file does not define.
-///
-/// std::function treats a function passed by name as a reference and reports it as non-empty
-/// even when the weak symbol behind it is null, so the stored pointer itself is looked at.
-/// \param f a launch or other callable built from a student function
-template <class Signature>
-bool missing(const std::function<Signature>& f)
-{
-    if (!f) return true;
-    const auto* pointer = f.template target<Signature*>();
-    return pointer != nullptr && *pointer == nullptr;
-}
-
 /// \brief Whether a student function exists; if not, fails the current test saying so.
 /// \param address the function's address (null when the student's file does not define it)
 /// \param name the function's name, for the message
-/// \snippet tests/check_01_vector_add.cpp have function
+/// \snippet common/checker_support.cpp have function
 bool have_function(const void* address, const char* name);
 
 /// Fails the current test and returns from it when the student's file lacks `function`.
@@ -55,17 +45,57 @@ bool have_function(const void* address, const char* name);
             return;                                                                            \
     } while (0)
 
-/// \brief A graded compute-sanitizer test: runs a probe (see tools.hpp) under one of its tools.
+/// \brief The address of a student function, for Call::address (null when the file lacks it).
+#define WORKBOOK_ADDRESS(function) reinterpret_cast<const void*>(&function)
+
+/// \brief A correctness test: the judge runs the call (judge.hpp) and the test fails with its
+/// message, which says what went wrong, where, and what to look at.
+/// \param call the graded call
+/// \return whether it passed
+/// \snippet tests/check_01_vector_add.cpp graded test
+bool check(const Call& call);
+
+/// \brief The precondition of a test that measures something other than correctness (a tool, a
+/// counter): the judge must find the call correct first, else the test fails with "not checked".
+/// \param call the call the measurement is about
+/// \param what what would have been measured, e.g. "compute-sanitizer racecheck"
+/// \return whether the call is correct
+/// \snippet tests/check_03_shared_transpose.cpp counters
+bool require_correct(const Call& call, const std::string& what);
+
+/// \brief A performance test: the call timed beside the reference with every timed run verified
+/// (time_call in judge.hpp). Prints both figures against this GPU's ceiling; when the kernel is
+/// too slow, the failure carries Nsight Compute's side-by-side explanation (explain_slowness).
+/// \param yours the student's call
+/// \param reference the reference solution's launch, writing the same output
+/// \param work what one call does, and the ceiling it is set beside
+/// \return the verdict (its lines are already printed)
+/// \snippet tests/check_01_vector_add.cpp speed
+SpeedVerdict check_speed(const Call& yours, const std::function<void(float* out)>& reference, const Work& work);
+
+/// \brief A graded compute-sanitizer test that credits only correct kernels.
 ///
-/// Skipped, never passed, when compute-sanitizer is missing; failed with the tool's report
-/// (the kind of error, the kernel, the source line) when it finds something; failed when the
-/// probe itself fails. Call it after checking that the student's kernels write their output,
-/// so that a kernel that does nothing cannot pass.
+/// First the judge checks every call the probe makes (the same list the probe runs): a kernel
+/// that is wrong at the probe's sizes fails here, because an output that is wrong or never
+/// written proves nothing about memory safety. Then the probe runs under the tool (see
+/// tools.hpp). Skipped, never passed, when compute-sanitizer is missing; failed with the tool's
+/// report (the kind of error, the kernel, the source line) when it finds something.
 /// \param tool "memcheck", "racecheck", "synccheck" or "initcheck"
 /// \param probe the probe to run
+/// \param calls the calls the probe makes
 /// \param hint what to look at when the tool finds something
 /// \snippet tests/check_01_vector_add.cpp memcheck
-void sanitizer_test(const std::string& tool, const std::string& probe, const std::string& hint);
+void sanitizer_test(const std::string& tool, const std::string& probe, const std::vector<Call>& calls,
+                    const std::string& hint);
+
+/// \brief Runs each call once with no checks: the body of a probe that a tool watches.
+/// \param calls the calls, as given to sanitizer_test
+/// \snippet tests/check_01_vector_add.cpp probe
+void run_calls(const std::vector<Call>& calls);
+
+/// \brief Tells the checker library that a test starts (the result listener calls it).
+/// \param name the test's name
+void test_started(const std::string& name);
 
 /// \brief A test-case decorator: the test is worth n points.
 /// \param n points, 0 to 20

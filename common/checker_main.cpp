@@ -110,9 +110,7 @@ struct GradeListener : doctest::IReporter {
         stop_if_context_lost();
         name_ = test.m_name;
         output_.str("");
-        //! [clear skip]
-        clear_skip();
-        //! [clear skip]
+        test_started(name_);
         emit("{\"event\":\"start\",\"name\":" + json_quote(name_) + "}");
     }
 

@@ -1,9 +1,25 @@
-// The parts of the checker library that use doctest's assertions: missing student functions and
-// graded compute-sanitizer tests. Linked into every checker with checker_main.cpp.
+// The parts of the checker library that use doctest's assertions: missing student functions, the
+// judge's correctness and performance tests, and graded compute-sanitizer tests. Linked into
+// every checker with checker_main.cpp.
 #include "checker.hpp"
 #include "tools.hpp"
 
 namespace workbook {
+
+namespace {
+std::string g_test_name;   // the running test, for the profiler runs of explain_slowness
+bool g_explained = false;  // whether this test has already asked Nsight Compute why it is slow
+}
+
+void test_started(const std::string& name)
+{
+    g_test_name = name;
+    g_explained = false;
+    judge_test_started();
+    //! [clear skip]
+    clear_skip();
+    //! [clear skip]
+}
 
 bool have_function(const void* address, const char* name)
 {
@@ -13,8 +29,55 @@ bool have_function(const void* address, const char* name)
     return false;
 }
 
-void sanitizer_test(const std::string& tool, const std::string& probe, const std::string& hint)
+bool check(const Call& call)
 {
+    //! [have function]
+    if (!have_function(call.address, call.function.c_str())) return false;
+    //! [have function]
+    const Verdict verdict = judge_call(call);
+    if (!verdict.ok) FAIL_CHECK(verdict.message);
+    return verdict.ok;
+}
+
+SpeedVerdict check_speed(const Call& yours, const std::function<void(float* out)>& reference, const Work& work)
+{
+    if (!have_function(yours.address, yours.function.c_str())) return {};
+    const SpeedVerdict verdict = time_call(yours, reference, work);
+    if (verdict.message == "profiled") return verdict;
+    if (!verdict.yours.empty()) MESSAGE(verdict.yours);
+    if (!verdict.reference.empty()) MESSAGE(verdict.reference);
+    if (verdict.ok) return verdict;
+    // One explanation per test: a test that times several cases explains its first slow one.
+    if (verdict.slow && !g_explained) {
+        g_explained = true;
+        FAIL_CHECK(verdict.message << "\n" << explain_slowness(g_test_name, verdict.call));
+    } else {
+        FAIL_CHECK(verdict.message);
+    }
+    return verdict;
+}
+
+bool require_correct(const Call& call, const std::string& what)
+{
+    if (!have_function(call.address, call.function.c_str())) return false;
+    const Verdict verdict = judge_call(call);
+    if (!verdict.ok)
+        FAIL_CHECK("not checked: " << what << " is measured only on a correct kernel, and " << call.function
+                   << " is wrong at " << call.what << ". Make the correctness tests pass first.\n" << verdict.message);
+    return verdict.ok;
+}
+
+void run_calls(const std::vector<Call>& calls)
+{
+    for (const Call& call : calls)
+        if (call.address != nullptr) run_once(call);
+}
+
+void sanitizer_test(const std::string& tool, const std::string& probe, const std::vector<Call>& calls,
+                    const std::string& hint)
+{
+    for (const Call& call : calls)
+        if (!require_correct(call, "compute-sanitizer " + tool)) return;
     const SanitizerReport report = sanitize(tool, probe);
     switch (report.verdict) {
     case SanitizerReport::Verdict::unavailable:

@@ -47,7 +47,7 @@ struct Shape {
 
     /// \brief A vector of n elements.
     /// \param n the length
-    /// \snippet tests/check_01_vector_add.cpp compare
+    /// \snippet common/judge.cu judge
     static Shape vector(std::size_t n) { return {1, n, false}; }
     /// \brief A rows x cols matrix, row-major.
     /// \param rows the number of rows
@@ -111,7 +111,7 @@ struct Comparison {
 /// \param expected the reference, same length
 /// \param shape how to name elements (vector or matrix)
 /// \param tolerance the bound, with its reason
-/// \snippet tests/check_01_vector_add.cpp compare
+/// \snippet common/judge.cu judge
 template <class T>
 Comparison compare(const std::string& name, const std::vector<T>& got,
                    const std::vector<double>& expected, Shape shape, const Tolerance& tolerance)

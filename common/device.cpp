@@ -158,6 +158,16 @@ double sgemm_ceiling_gflops()
     return gflops;
 }
 
+double fp32_peak_gflops()
+{
+    const DeviceFacts& facts = device_facts();
+    int clock_khz = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, facts.index));
+    const int cc = 10 * facts.cc_major + facts.cc_minor;
+    const int lanes = cc <= 80 ? 64 : 128;  // FP32 units per SM: Volta, Turing, A100: 64; later: 128
+    return 2.0 * facts.sms * lanes * (clock_khz * 1e3) / 1e9;
+}
+
 std::string versus_copy(double gbs)
 {
     const double ceiling = copy_ceiling_gbs();

@@ -70,9 +70,16 @@ double sgemm_ceiling_gflops();
 /// \snippet tests/matmul_cases.hpp cublas
 double sgemm_gflops(int m, int k, int n);
 
+/// \brief The GPU's FP32 peak in GFLOP/s: SMs x peak clock x FP32 lanes per SM x 2 (a fused
+/// multiply-add counts as two operations). No FP32 kernel can go faster; the judge refuses a
+/// matmul figure above it.
+///
+/// FP32 lanes per SM come from the compute capability: 64 up to sm_80, 128 from sm_86 on.
+double fp32_peak_gflops();
+
 /// \brief "2710 GB/s = 91% of copy (2990 GB/s)": a bandwidth beside the copy ceiling.
 /// \param gbs the bandwidth to report
-/// \snippet tests/check_01_vector_add.cpp versus
+/// \snippet common/judge.cu versus
 std::string versus_copy(double gbs);
 
 /// \brief "9000 GFLOP/s = 18% of cuBLAS SGEMM (51000 GFLOP/s)": a rate beside the SGEMM ceiling.

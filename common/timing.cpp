@@ -39,12 +39,15 @@ std::string Timing::describe() const
 Timing time_gpu(const std::function<void()>& launch, const TimingOptions& options)
 {
     for (int i = 0; i < options.warmup; ++i) {
+        if (options.before_each) options.before_each();
         launch();
         CUDA_CHECK_LAUNCH("the warm-up run");
+        if (options.after_each) options.after_each();
     }
     Event start, stop;
     std::vector<double> samples;
     for (int i = 0; i < options.repetitions; ++i) {
+        if (options.before_each) options.before_each();
         if (options.flush_l2) {
             auto& flush = l2_flush_buffer();
             CUDA_CHECK(cudaMemsetAsync(flush.data(), i & 0xFF, flush.bytes()));
@@ -57,6 +60,7 @@ Timing time_gpu(const std::function<void()>& launch, const TimingOptions& option
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start.event, stop.event));
         samples.push_back(ms);
+        if (options.after_each) options.after_each();
     }
     return Timing{summarize(samples)};
 }

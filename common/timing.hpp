@@ -21,6 +21,11 @@ struct TimingOptions {
     int warmup = 2;         ///< untimed runs first (module load, caches, clocks)
     int repetitions = 15;   ///< timed runs; the median is reported
     bool flush_l2 = true;   ///< overwrite the L2 cache before each timed run
+    /// Runs before each run, warm-ups included, outside the timed region (the judge poisons the
+    /// output and starts recording the launched kernels here).
+    std::function<void()> before_each;
+    /// Runs after each run, outside the timed region (the judge verifies the output here).
+    std::function<void()> after_each;
 };
 
 /// \brief The result of timing: a Summary of milliseconds per run.
@@ -31,10 +36,10 @@ struct Timing {
     double seconds() const { return ms.median * 1e-3; }
     /// \brief The rate for a given amount of work: units / seconds() / 1e9.
     /// \param units bytes for GB/s, floating-point operations for GFLOP/s
-    /// \snippet tests/check_01_vector_add.cpp versus
+    /// \snippet common/judge.cu versus
     double giga_per_second(double units) const { return units / seconds() / 1e9; }
     /// \brief Text such as "0.412 ms (median of 15, spread 1.3%)".
-    /// \snippet tests/check_01_vector_add.cpp versus
+    /// \snippet common/judge.cu versus
     std::string describe() const;
 };
 
@@ -42,7 +47,7 @@ struct Timing {
 /// \param launch enqueues the work to time on the default stream (e.g. a kernel launch)
 /// \param options warm-up, repetitions and L2 flushing
 /// \return the per-run times; launch and execution errors throw CudaError
-/// \snippet tests/check_01_vector_add.cpp timing
+/// \snippet common/judge.cu timed runs
 Timing time_gpu(const std::function<void()>& launch, const TimingOptions& options = {});
 
 }  // namespace workbook

@@ -3,9 +3,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 namespace workbook {
@@ -96,8 +99,8 @@ std::string find_tool(const std::string& name)
     return "";
 }
 
-ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
-                        int timeout_s)
+ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std::vector<std::string>& self_args,
+                       const std::vector<std::string>& environment, int timeout_s)
 {
     ToolRun run;
     //! [find tool]
@@ -107,9 +110,13 @@ ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std
         run.why_not = tool_and_args[0] + " is not installed (not on PATH, not in /usr/local/cuda/bin)";
         return run;
     }
-    std::string command = "timeout -k 5 " + std::to_string(timeout_s) + " " + quoted(tool);
+    std::string command = "timeout -k 5 " + std::to_string(timeout_s) + " env";
+    for (const std::string& setting : environment) command += " " + quoted(setting);
+    command += " " + quoted(tool);
     for (std::size_t i = 1; i < tool_and_args.size(); ++i) command += " " + quoted(tool_and_args[i]);
-    command += " " + quoted(self_path()) + " " + quoted("--workbook-probe=" + probe) + " 2>&1";
+    command += " " + quoted(self_path());
+    for (const std::string& arg : self_args) command += " " + quoted(arg);
+    command += " 2>&1";
     std::fflush(stdout);
     FILE* pipe = popen(command.c_str(), "r");
     if (pipe == nullptr) {
@@ -123,6 +130,12 @@ ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std
     run.ran = true;
     run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return run;
+}
+
+ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
+                        int timeout_s)
+{
+    return run_self_under(tool_and_args, {"--workbook-probe=" + probe}, {}, timeout_s);
 }
 
 CounterReading read_counters(const std::string& probe, const std::string& kernel_regex,
@@ -203,6 +216,239 @@ SanitizerReport sanitize(const std::string& tool, const std::string& probe)
                          std::to_string(run.exit_code) + "):\n" + run.output.substr(0, 2000);
     }
     return report;
+}
+
+namespace {
+
+// What explain_slowness asks Nsight Compute for, about the timed kernel and the reference's.
+const char* const kBlock = "launch__block_size";
+const char* const kRegisters = "launch__registers_per_thread";
+const char* const kOccupancy = "sm__warps_active.avg.pct_of_peak_sustained_active";
+const char* const kDram = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
+const char* const kDuration = "gpu__time_duration.sum";
+const char* const kConflicts[] = {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                                  "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"};
+const char* const kSharedRequests[] = {"smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum"};
+// Each limit is how many blocks fit on an SM by one resource; the smallest one rules.
+// (On a tie the first named rules: the hardware's cap on blocks per SM, then threads.)
+const char* const kLimits[][2] = {{"launch__occupancy_limit_blocks", "blocks per SM"},
+                                  {"launch__occupancy_limit_warps", "threads"},
+                                  {"launch__occupancy_limit_registers", "registers"},
+                                  {"launch__occupancy_limit_shared_mem", "shared memory"}};
+const char* const kStallPrefix = "smsp__average_warps_issue_stalled_";
+const char* const kStallSuffix = "_per_issue_active.ratio";
+
+// One profiled launch: its kernel and its metrics.
+struct Profile {
+    std::string kernel;
+    std::map<std::string, double> metrics;
+
+    double get(const std::string& name) const
+    {
+        const auto found = metrics.find(name);
+        return found == metrics.end() ? NAN : found->second;
+    }
+    double conflicts_per_request() const
+    {
+        const double requests = get(kSharedRequests[0]) + get(kSharedRequests[1]);
+        return requests > 0 ? (get(kConflicts[0]) + get(kConflicts[1])) / requests : 0;
+    }
+    // How many blocks fit on an SM, and which resource decides it.
+    std::pair<double, std::string> blocks_per_sm() const
+    {
+        std::pair<double, std::string> fit{INFINITY, ""};
+        for (const auto& limit : kLimits)
+            if (get(limit[0]) < fit.first) fit = {get(limit[0]), limit[1]};
+        return fit;
+    }
+    // The reason warps stall most, and its ratio (stalled warps per issued instruction).
+    std::pair<std::string, double> top_stall() const
+    {
+        std::pair<std::string, double> top{"", 0};
+        for (const auto& m : metrics) {
+            if (m.first.rfind(kStallPrefix, 0) != 0 || m.first.size() < std::strlen(kStallSuffix)) continue;
+            std::string reason = m.first.substr(std::strlen(kStallPrefix));
+            reason.resize(reason.size() - std::min(reason.size(), std::strlen(kStallSuffix)));
+            if (reason == "selected" || reason.find("not_issued") != std::string::npos) continue;
+            if (m.second > top.second) top = {reason, m.second};
+        }
+        return top;
+    }
+};
+
+// The launches in ncu's CSV output, one Profile per launch ID.
+std::vector<Profile> read_profiles(const std::string& output)
+{
+    std::map<std::string, Profile> by_id;
+    std::istringstream in(output);
+    std::string line;
+    int id = -1, kernel = -1, name = -1, value = -1;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] != '"') continue;
+        const std::vector<std::string> fields = csv_fields(line);
+        if (name < 0) {
+            for (std::size_t i = 0; i < fields.size(); ++i) {
+                if (fields[i] == "ID") id = static_cast<int>(i);
+                if (fields[i] == "Kernel Name" || fields[i] == "Function Name") kernel = static_cast<int>(i);
+                if (fields[i] == "Metric Name") name = static_cast<int>(i);
+                if (fields[i] == "Metric Value") value = static_cast<int>(i);
+            }
+            continue;
+        }
+        if (id < 0 || value < 0 || static_cast<int>(fields.size()) <= std::max({id, name, value, kernel})) continue;
+        std::string digits;
+        for (char c : fields[value])
+            if (c != ',') digits += c;  // ncu writes 16,515,072
+        Profile& p = by_id[fields[id]];
+        if (kernel >= 0) p.kernel = fields[kernel];
+        p.metrics[fields[name]] = std::atof(digits.c_str());
+    }
+    std::vector<Profile> profiles;
+    for (auto& entry : by_id) profiles.push_back(std::move(entry.second));
+    return profiles;
+}
+
+// Profiles one side's timed call of a test (see time_call in judge.hpp) and returns its
+// longest kernel, or sets why_not.
+bool profile_side(const std::string& test, int call, const char* who, Profile& longest, std::string& why_not)
+{
+    std::string metrics = std::string(kBlock) + "," + kRegisters + "," + kOccupancy + "," + kDram + "," + kDuration;
+    for (const char* m : kConflicts) metrics += std::string(",") + m;
+    for (const char* m : kSharedRequests) metrics += std::string(",") + m;
+    for (const auto& limit : kLimits) metrics += std::string(",") + limit[0];
+    metrics += std::string(",regex:") + kStallPrefix + ".*" + kStallSuffix;
+    std::string filter = test;  // doctest: ',' separates filters, '*' and '?' are wildcards
+    std::replace(filter.begin(), filter.end(), ',', '?');
+    //! [profile]
+    const ToolRun run = run_self_under({"ncu", "--csv", "--nvtx", "--nvtx-include", "workbook-profile/", "--metrics", metrics},
+                                       {"--test-case=" + filter},
+                                       {std::string("WORKBOOK_PROFILE=") + who, "WORKBOOK_PROFILE_CALL=" + std::to_string(call)},
+                                       120);
+    //! [profile]
+    if (!run.ran) {
+        why_not = run.why_not;
+        return false;
+    }
+    if (contains(run.output, "ERR_NVGPUCTRPERM")) {
+        why_not = "ncu may not read the GPU's counters here (ERR_NVGPUCTRPERM: profiling needs root or "
+                  "NVreg_RestrictProfilingToAdminUsers=0)";
+        return false;
+    }
+    const std::vector<Profile> profiles = read_profiles(run.output);
+    if (profiles.empty()) {
+        why_not = "ncu profiled no kernel (exit status " + std::to_string(run.exit_code) + "):\n" +
+                  run.output.substr(run.output.size() > 1500 ? run.output.size() - 1500 : 0);
+        return false;
+    }
+    longest = *std::max_element(profiles.begin(), profiles.end(), [](const Profile& a, const Profile& b) {
+        return a.get(kDuration) < b.get(kDuration);
+    });
+    return true;
+}
+
+std::string number(double v, int decimals = 0)
+{
+    if (std::isnan(v)) return "?";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.*f", decimals, v);
+    return text;
+}
+
+std::string stall_words(const std::string& reason)
+{
+    static const std::map<std::string, std::string> words = {
+        {"long_scoreboard", "waiting for global memory"},
+        {"short_scoreboard", "waiting for shared memory"},
+        {"barrier", "waiting at __syncthreads()"},
+        {"mio_throttle", "shared-memory queue full"},
+        {"lg_throttle", "global-memory queue full"},
+        {"math_pipe_throttle", "arithmetic units busy"},
+        {"wait", "fixed-latency dependencies"},
+        {"not_selected", "ready, another warp issued"},
+        {"imc_miss", "constant-cache miss"},
+        {"no_instruction", "instruction-cache miss"},
+        {"dispatch_stall", "dispatch stall"},
+        {"membar", "memory barrier"},
+        {"branch_resolving", "resolving branches"}};
+    const auto found = words.find(reason);
+    return found == words.end() ? reason : found->second + " (" + reason + ")";
+}
+
+// A one-line hint from the largest difference between the two profiles.
+std::string hint_from(const Profile& yours, const Profile& theirs)
+{
+    std::vector<std::pair<double, std::string>> candidates;
+    const double block = yours.get(kBlock);
+    const auto fit = yours.blocks_per_sm();
+    const std::string blocks_text = "your blocks have " + number(block) + " threads and " + number(yours.get(kRegisters)) +
+                                    " registers per thread: only " + number(fit.first) + " fit on an SM (limited by " +
+                                    fit.second + ")";
+    const double occupancy = yours.get(kOccupancy), their_occupancy = theirs.get(kOccupancy);
+    if (occupancy < 0.8 * their_occupancy)
+        candidates.push_back({their_occupancy / std::max(occupancy, 1.0),
+                              blocks_text + ", so the SMs keep " + number(occupancy) + "% of their warps busy against the "
+                              "reference's " + number(their_occupancy) + "%. " +
+                              (block >= 512 ? "Large blocks also idle while their warps wait at a barrier: try 128 to 256 "
+                                              "threads per block, each thread doing more than one element."
+                               : block < 64 ? "Small blocks leave warps empty and hit the blocks-per-SM limit: use 128 "
+                                              "to 512 threads per block."
+                                            : "Use fewer registers or less shared memory per block, or smaller blocks.")});
+    const double conflicts = yours.conflicts_per_request(), their_conflicts = theirs.conflicts_per_request();
+    if (conflicts > their_conflicts + 0.5)
+        candidates.push_back({(conflicts + 1) / (their_conflicts + 1),
+                              "each shared-memory request of yours has " + number(conflicts, 1) + " bank conflicts (the "
+                              "reference's " + number(their_conflicts, 1) + "): the threads of a warp hit the same bank. "
+                              "Give each tile row one spare float, so that a column spreads over all 32 banks."});
+    const double dram = yours.get(kDram), their_dram = theirs.get(kDram);
+    if (dram < 0.8 * their_dram)
+        candidates.push_back({their_dram / std::max(dram, 1.0),
+                              "your kernel draws " + number(dram) + "% of DRAM's bandwidth, the reference " +
+                              number(their_dram) + "%: are consecutive threads (threadIdx.x) on consecutive addresses in "
+                              "every load and store, so that each warp's accesses coalesce?"});
+    const auto stall = yours.top_stall(), their_stall = theirs.top_stall();
+    if (!stall.first.empty() && stall.first != their_stall.first)
+        candidates.push_back({1.1, "your warps stall most " + stall_words(stall.first) + ", the reference's " +
+                                       stall_words(their_stall.first) + "."});
+    if (candidates.empty())
+        return block != theirs.get(kBlock)
+                   ? blocks_text + "; the reference's have " + number(theirs.get(kBlock)) + ". Try its block size."
+                   : "the counters show no single cause: compare the two columns above.";
+    return std::max_element(candidates.begin(), candidates.end())->second;
+}
+
+}  // namespace
+
+std::string explain_slowness(const std::string& test_name, int timed_call)
+{
+    Profile yours, theirs;
+    std::string why_not;
+    if (!profile_side(test_name, timed_call, "yours", yours, why_not) ||
+        !profile_side(test_name, timed_call, "reference", theirs, why_not))
+        return "Nsight Compute could not explain it, so the timing above is all there is: " + why_not;
+    const auto row = [](const std::string& label, const std::string& a, const std::string& b) {
+        char text[256];
+        std::snprintf(text, sizeof text, "  %-36s %-22s %s\n", label.c_str(), a.c_str(), b.c_str());
+        return std::string(text);
+    };
+    const auto fit = [](const Profile& p) { return number(p.blocks_per_sm().first) + " (" + p.blocks_per_sm().second + ")"; };
+    const auto stall = [](const Profile& p) {
+        const auto top = p.top_stall();
+        return top.first.empty() ? std::string("?") : top.first + " " + number(top.second, 1);
+    };
+    const auto short_name = [](const std::string& name) { return name.size() > 22 ? name.substr(0, 21) + "~" : name; };
+    std::string text = "Nsight Compute, the timed kernel beside the reference's:\n";
+    text += row("", "yours", "reference");
+    text += row("kernel", short_name(yours.kernel), short_name(theirs.kernel));
+    text += row("time (ms, under the profiler)", number(yours.get(kDuration) / 1e6, 3), number(theirs.get(kDuration) / 1e6, 3));
+    text += row("threads per block", number(yours.get(kBlock)), number(theirs.get(kBlock)));
+    text += row("registers per thread", number(yours.get(kRegisters)), number(theirs.get(kRegisters)));
+    text += row("blocks that fit on an SM", fit(yours), fit(theirs));
+    text += row("achieved occupancy (%)", number(yours.get(kOccupancy)), number(theirs.get(kOccupancy)));
+    text += row("DRAM throughput (% of peak)", number(yours.get(kDram)), number(theirs.get(kDram)));
+    text += row("bank conflicts per shared request", number(yours.conflicts_per_request(), 2),
+                number(theirs.conflicts_per_request(), 2));
+    text += row("top warp stall (per issue)", stall(yours), stall(theirs));
+    return text + "Hint: " + hint_from(yours, theirs);
 }
 
 void skip_test(const std::string& reason)

@@ -53,6 +53,29 @@ struct ToolRun {
 ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
                         int timeout_s = 180);
 
+/// \brief Runs this very program again under a tool, with arguments and environment settings.
+/// \param tool_and_args the tool's name (looked up with find_tool) and its arguments
+/// \param self_args the arguments this program gets
+/// \param environment settings "NAME=value" for the run
+/// \param timeout_s seconds before the tool is stopped
+/// \snippet common/tools.cpp profile
+ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std::vector<std::string>& self_args,
+                       const std::vector<std::string>& environment, int timeout_s);
+
+/// \brief Why a kernel is slower than the reference, in Nsight Compute's words.
+///
+/// Runs the failing performance test twice more under ncu, once launching the student's timed
+/// call and once the reference's (time_call in judge.hpp does only that when WORKBOOK_PROFILE is
+/// set, inside the NVTX range "workbook-profile", which is all ncu profiles). Sets the two
+/// kernels side by side: threads per block, registers per thread, blocks that fit on an SM,
+/// achieved occupancy, DRAM throughput as a percentage of peak, shared-memory bank conflicts per
+/// request and the top warp stall reason, then a one-line hint drawn from the largest
+/// difference. Where the counters cannot be read, says why.
+/// \param test_name the running test's name
+/// \param timed_call which time_call of the test (0 for the first)
+/// \return the table and the hint, or the reason there is none
+std::string explain_slowness(const std::string& test_name, int timed_call);
+
 /// \brief Hardware counters read by Nsight Compute.
 struct CounterReading {
     bool available = false;                ///< whether the counters could be read
@@ -95,7 +118,7 @@ void skip_test(const std::string& reason);
 const std::string& skip_reason();
 
 /// \brief Forgets the skip reason; called when a test starts.
-/// \snippet common/checker_main.cpp clear skip
+/// \snippet common/checker_support.cpp clear skip
 void clear_skip();
 
 }  // namespace workbook

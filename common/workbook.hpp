@@ -15,6 +15,8 @@
 #include "device.hpp"
 #include "gemm_reference.hpp"
 #include "host.hpp"
+#include "judge.hpp"
+#include "launch_record.hpp"
 #include "random.hpp"
 #include "stats.hpp"
 #include "sweep.hpp"

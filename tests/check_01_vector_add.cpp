@@ -1,9 +1,9 @@
 // Checker for lab 01, vector add.
 //
 // Correctness on sizes that are not multiples of any block (1, 31, 32, 33, 1000, 1023, 1025 and
-// just over 2^26), on seeded random data, with the output poisoned before each run and guard
-// zones around it; then the host round trip; then the kernel's bandwidth beside the reference
-// solution's, timed in the same process.
+// just over 2^26), on seeded random data; then the host round trip; then the kernel's bandwidth
+// beside the reference solution's. The lab states only its data (the calls below); the judge
+// (common/judge.hpp) poisons, runs, records, compares, repeats and times every one of them.
 #include "common/workbook.hpp"
 
 #include "01_vector_add.hpp"
@@ -11,6 +11,7 @@ namespace reference {
 #include "01_vector_add.hpp"
 }
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,35 +21,36 @@ namespace {
 
 constexpr int kLargeN = (1 << 26) + 1;  // just over 64 Mi elements, 256 MiB per vector
 
-// The student's kernel may take up to 1.25x the reference's time before losing the points.
-constexpr double kSpeedFloor = 0.8;
-
 const Tolerance kSumTolerance{0, 0x1p-23, "a + b in float is one rounding: within one unit in the last place"};
 
-struct VectorCase {
+//! [inputs]
+// One case: random a and b, the float64 sum, and a and b on the device.
+struct Inputs {
+    explicit Inputs(int n)
+        : n(n),
+          a(random_floats(n, seed_for("a, n=" + std::to_string(n)))),
+          b(random_floats(n, seed_for("b, n=" + std::to_string(n)))),
+          device_a(a),
+          device_b(b)
+    {
+        c.resize(n);
+        for (int i = 0; i < n; ++i) c[i] = static_cast<double>(a[i]) + b[i];
+    }
+    int n;
     std::vector<float> a, b;
     std::vector<double> c;  // the float64 reference
+    DeviceBuffer<float> device_a, device_b;
 };
-
-//! [inputs]
-VectorCase make_case(int n)
-{
-    VectorCase v;
-    v.a = random_floats(n, seed_for("a, n=" + std::to_string(n)));
-    v.b = random_floats(n, seed_for("b, n=" + std::to_string(n)));
-    v.c.resize(n);
-    for (int i = 0; i < n; ++i) v.c[i] = static_cast<double>(v.a[i]) + v.b[i];
-    return v;
-}
 //! [inputs]
 
 // What the pattern of failures suggests, in the words of the lab's TODOs.
-std::string diagnose(const Comparison& result, const GuardReport& guards, int n)
+std::string diagnose(const Failure& f, int n)
 {
-    if (guards.after > 0)
+    const Comparison& result = f.comparison;
+    if (f.guards.after > 0)
         return "Threads past the end of the vector wrote to memory: only a thread with i < n may "
                "write c[i]. Is the bounds test there, and is it `i < n` (not `i <= n`)?";
-    if (guards.before > 0) return "Something wrote before c[0]: can your index i be negative?";
+    if (f.guards.before > 0) return "Something wrote before c[0]: can your index i be negative?";
     if (result.unwritten == static_cast<std::size_t>(n))
         return "No element of c was written. Does the kernel compute i and write c[i], and does "
                "launch_vector_add launch it?";
@@ -68,57 +70,48 @@ std::string diagnose(const Comparison& result, const GuardReport& guards, int n)
     return "Wrong values: does each thread read a[i] and b[i] at the same i it writes?";
 }
 
-//! [guarded]
-// Runs the student's launch_vector_add on guarded, poisoned output, twice (so a result left
-// over from the first run cannot pass the second), and fails with a diagnosis.
-void check_kernel(int n)
+std::string diagnose_round_trip(const Failure& f, int n)
 {
-    //! [have function]
-    REQUIRE_STUDENT_FUNCTION(launch_vector_add);
-    //! [have function]
-    const VectorCase v = make_case(n);
-    //! [buffers]
-    const DeviceBuffer<float> a(v.a), b(v.b);
-    GuardedOutput<float> c(n);
-    //! [buffers]
-    for (int run = 1; run <= 2; ++run) {
-        c.poison();
-        launch_vector_add(a.data(), b.data(), c.data(), n);
-        CUDA_CHECK_LAUNCH("launch_vector_add");
-        //! [compare]
-        const Comparison result = compare("c", c.download(), v.c, Shape::vector(n), kSumTolerance);
-        const GuardReport guards = c.check_guards();
-        if (!result.ok() || !guards.intact()) {
-            FAIL_CHECK("run " << run << " of 2, n = " << n << ":\n"
-                              << (guards.intact() ? "" : "  " + guards.describe("c", n) + "\n")
-                              << result.report() << "Hint: " << diagnose(result, guards, n));
-            return;
-        }
-        //! [compare]
-    }
-}
-//! [guarded]
-
-// The host round trip: poisoned host output, then the same comparison.
-void check_round_trip(int n)
-{
-    REQUIRE_STUDENT_FUNCTION(vector_add_from_host);
-    const VectorCase v = make_case(n);
-    std::vector<float> c(n);
-    poison_host(c);
-    vector_add_from_host(v.a.data(), v.b.data(), c.data(), n);
-    const Comparison result = compare("c", c, v.c, Shape::vector(n), kSumTolerance);
-    if (result.ok()) return;
-    std::string hint;
-    if (result.unwritten == static_cast<std::size_t>(n))
-        hint = "c still holds the poison it had before the call: did you copy the result back with "
+    if (f.comparison.unwritten == static_cast<std::size_t>(n))
+        return "c still holds the poison it had before the call: did you copy the result back with "
                "cudaMemcpy(c, device_c, bytes, cudaMemcpyDeviceToHost)?";
-    else if (result.unwritten > 0)
-        hint = "part of c was never filled: does every cudaMemcpy copy n * sizeof(float) bytes?";
-    else
-        hint = "wrong values: did you copy both a and b to the device before the launch, and pass "
-               "the device arrays (not the host ones) to launch_vector_add?";
-    FAIL_CHECK("vector_add_from_host, n = " << n << ":\n" << result.report() << "Hint: " << hint);
+    if (f.comparison.unwritten > 0) return "part of c was never filled: does every cudaMemcpy copy n * sizeof(float) bytes?";
+    return "wrong values: did you copy both a and b to the device before the launch, and pass the "
+           "device arrays (not the host ones) to launch_vector_add?";
+}
+
+//! [call]
+// launch_vector_add on device arrays: what the judge runs, and what it compares with.
+Call kernel_call(const std::shared_ptr<const Inputs>& in)
+{
+    Call call;
+    call.function = "launch_vector_add";
+    call.address = WORKBOOK_ADDRESS(launch_vector_add);
+    call.what = "n = " + std::to_string(in->n);
+    call.output = "c";
+    call.shape = Shape::vector(in->n);
+    call.tolerance = kSumTolerance;
+    call.expected = [in]() -> const std::vector<double>& { return in->c; };
+    call.run = [in](float* c) { launch_vector_add(in->device_a.data(), in->device_b.data(), c, in->n); };
+    call.diagnose = [n = in->n](const Failure& f) { return diagnose(f, n); };
+    return call;
+}
+//! [call]
+
+Call kernel_call(int n) { return kernel_call(std::make_shared<const Inputs>(n)); }
+
+// vector_add_from_host on host arrays: c must come back from the GPU, n floats of it.
+Call round_trip_call(int n)
+{
+    const auto in = std::make_shared<const Inputs>(n);
+    Call call = kernel_call(in);
+    call.function = "vector_add_from_host";
+    call.address = WORKBOOK_ADDRESS(vector_add_from_host);
+    call.host_output = true;
+    call.copies_back_bytes = static_cast<std::size_t>(n) * sizeof(float);
+    call.run = [in](float* c) { vector_add_from_host(in->a.data(), in->b.data(), c, in->n); };
+    call.diagnose = [n](const Failure& f) { return diagnose_round_trip(f, n); };
+    return call;
 }
 
 std::size_t free_device_bytes()
@@ -128,57 +121,39 @@ std::size_t free_device_bytes()
     return free;
 }
 
-// The kernel's output at n = 1000 holds no poison: the sanitizer test's precondition.
-bool writes_everything()
-{
-    const VectorCase v = make_case(1000);
-    const DeviceBuffer<float> a(v.a), b(v.b);
-    GuardedOutput<float> c(1000);
-    launch_vector_add(a.data(), b.data(), c.data(), 1000);
-    CUDA_CHECK_LAUNCH("launch_vector_add");
-    return count_poison(c.download().data(), 1000) == 0;
-}
+// What compute-sanitizer watches: the kernel at a few sizes, and the host round trip.
+std::vector<Call> small_sizes() { return {kernel_call(1), kernel_call(33), kernel_call(1000), round_trip_call(1025)}; }
 
 }  // namespace
 
-// What compute-sanitizer watches: the kernel at a few sizes, and the host round trip.
-WORKBOOK_PROBE("small sizes")
-{
-    for (int n : {1, 33, 1000}) {
-        const VectorCase v = make_case(n);
-        const DeviceBuffer<float> a(v.a), b(v.b);
-        DeviceBuffer<float> c(n);
-        launch_vector_add(a.data(), b.data(), c.data(), n);
-        CUDA_CHECK_LAUNCH("launch_vector_add");
-    }
-    const VectorCase v = make_case(1025);
-    std::vector<float> c(1025);
-    vector_add_from_host(v.a.data(), v.b.data(), c.data(), 1025);
-}
+//! [probe]
+WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
+//! [probe]
 
 //! [graded test]
-TEST_CASE("kernel: n = 1" * points(1)) { check_kernel(1); }
+TEST_CASE("kernel: n = 1" * points(1)) { check(kernel_call(1)); }
 //! [graded test]
-TEST_CASE("kernel: n = 31 (less than one warp)" * points(1)) { check_kernel(31); }
-TEST_CASE("kernel: n = 32 (exactly one warp)" * points(1)) { check_kernel(32); }
-TEST_CASE("kernel: n = 33 (one past a warp)" * points(1)) { check_kernel(33); }
-TEST_CASE("kernel: n = 1000" * points(1)) { check_kernel(1000); }
-TEST_CASE("kernel: n = 1023" * points(1)) { check_kernel(1023); }
-TEST_CASE("kernel: n = 1025 (one past 1024)" * points(1)) { check_kernel(1025); }
-TEST_CASE("kernel: n = 2^26 + 1" * points(2)) { check_kernel(kLargeN); }
+TEST_CASE("kernel: n = 31 (less than one warp)" * points(1)) { check(kernel_call(31)); }
+TEST_CASE("kernel: n = 32 (exactly one warp)" * points(1)) { check(kernel_call(32)); }
+TEST_CASE("kernel: n = 33 (one past a warp)" * points(1)) { check(kernel_call(33)); }
+TEST_CASE("kernel: n = 1000" * points(1)) { check(kernel_call(1000)); }
+TEST_CASE("kernel: n = 1023" * points(1)) { check(kernel_call(1023)); }
+TEST_CASE("kernel: n = 1025 (one past 1024)" * points(1)) { check(kernel_call(1025)); }
+TEST_CASE("kernel: n = 2^26 + 1" * points(2)) { check(kernel_call(kLargeN)); }
 
-TEST_CASE("round trip from host: n = 1" * points(1)) { check_round_trip(1); }
-TEST_CASE("round trip from host: n = 100003" * points(1)) { check_round_trip(100003); }
+TEST_CASE("round trip from host: n = 1" * points(1)) { check(round_trip_call(1)); }
+TEST_CASE("round trip from host: n = 100003" * points(1)) { check(round_trip_call(100003)); }
 
 TEST_CASE("round trip from host: frees what it allocates" * points(1))
 {
-    REQUIRE_STUDENT_FUNCTION(vector_add_from_host);
     const int n = 1 << 22;  // 16 MiB per vector, far above the allocator's granularity
-    check_round_trip(n);    // the first call also pays for one-time set-up
+    const Call call = round_trip_call(n);
+    if (!check(call)) return;  // the first call also pays for one-time set-up
     const std::size_t before = free_device_bytes();
-    check_round_trip(n);
+    if (!check(call)) return;
     const std::size_t after = free_device_bytes();
-    const double leaked_mib = (static_cast<double>(before) - static_cast<double>(after)) / (1 << 20);
+    // The judge ran the round trip kJudgeRuns times between the two readings.
+    const double leaked_mib = (static_cast<double>(before) - static_cast<double>(after)) / (1 << 20) / kJudgeRuns;
     if (leaked_mib > 8)
         FAIL_CHECK("one call of vector_add_from_host left " << leaked_mib
                    << " MiB of device memory allocated.\nHint: cudaFree every array you cudaMalloc.");
@@ -186,15 +161,8 @@ TEST_CASE("round trip from host: frees what it allocates" * points(1))
 
 TEST_CASE("compute-sanitizer memcheck: small sizes" * points(1))
 {
-    REQUIRE_STUDENT_FUNCTION(launch_vector_add);
-    REQUIRE_STUDENT_FUNCTION(vector_add_from_host);
-    if (!writes_everything()) {
-        FAIL_CHECK("not checked: launch_vector_add leaves elements of c unwritten at n = 1000. "
-                   "Make the kernel tests pass first.");
-        return;
-    }
     //! [memcheck]
-    sanitizer_test("memcheck", "small sizes",
+    sanitizer_test("memcheck", "small sizes", small_sizes(),
                    "an access out of bounds is a missing or wrong bounds test (i < n); the report "
                    "names the kernel, the source line and the thread.");
     //! [memcheck]
@@ -202,32 +170,11 @@ TEST_CASE("compute-sanitizer memcheck: small sizes" * points(1))
 
 TEST_CASE("performance: bandwidth against the reference at n = 2^26 + 1" * points(3))
 {
-    REQUIRE_STUDENT_FUNCTION(launch_vector_add);
-    const int n = kLargeN;
-    const VectorCase v = make_case(n);
-    const DeviceBuffer<float> a(v.a), b(v.b);
-    GuardedOutput<float> c(n);
-    launch_vector_add(a.data(), b.data(), c.data(), n);
-    CUDA_CHECK_LAUNCH("launch_vector_add");
-    const Comparison result = compare("c", c.download(), v.c, Shape::vector(n), kSumTolerance);
-    if (!result.ok() || !c.check_guards().intact()) {
-        FAIL_CHECK("not timed: the kernel's results are wrong at n = " << n
-                   << ". Make the correctness tests pass first.\n" << result.report());
-        return;
-    }
-    //! [timing]
-    const Timing yours = time_gpu([&] { launch_vector_add(a.data(), b.data(), c.data(), n); });
-    const Timing theirs = time_gpu([&] { reference::launch_vector_add(a.data(), b.data(), c.data(), n); });
-    //! [timing]
-    //! [versus]
-    const double bytes = 3.0 * n * sizeof(float);  // read a and b, write c
-    MESSAGE("your kernel: " << versus_copy(yours.giga_per_second(bytes)) << ", " << yours.describe());
-    MESSAGE("reference:   " << versus_copy(theirs.giga_per_second(bytes)) << ", " << theirs.describe());
-    //! [versus]
-    const double speed = theirs.seconds() / yours.seconds();
-    if (speed < kSpeedFloor)
-        FAIL_CHECK("your kernel takes " << 1 / speed << "x the reference's time (at most "
-                   << 1 / kSpeedFloor << "x earns these points).\nHint: one element per thread, "
-                   "128 to 512 threads per block, and consecutive threads on consecutive elements "
-                   "(so each warp reads one contiguous piece of memory).");
+    const auto in = std::make_shared<const Inputs>(kLargeN);
+    //! [speed]
+    const double bytes = 3.0 * kLargeN * sizeof(float);  // read a and b, write c
+    check_speed(kernel_call(in),
+                [&](float* c) { reference::launch_vector_add(in->device_a.data(), in->device_b.data(), c, in->n); },
+                {bytes, Ceiling::copy});
+    //! [speed]
 }

@@ -17,8 +17,10 @@ using namespace workbook;
 
 namespace {
 
-void check_unpadded(int rows, int cols) { transpose::check(launch_transpose_unpadded, "launch_transpose_unpadded", rows, cols); }
-void check_padded(int rows, int cols) { transpose::check(launch_transpose_padded, "launch_transpose_padded", rows, cols); }
+Call unpadded(int rows, int cols) { return transpose::call(launch_transpose_unpadded, "launch_transpose_unpadded", rows, cols); }
+Call padded(int rows, int cols) { return transpose::call(launch_transpose_padded, "launch_transpose_padded", rows, cols); }
+void check_unpadded(int rows, int cols) { check(unpadded(rows, cols)); }
+void check_padded(int rows, int cols) { check(padded(rows, cols)); }
 
 constexpr int kProfiledSize = 4096;  // the size of the H100 calibration figures
 constexpr int kRaceSize[2] = {100, 70};
@@ -26,28 +28,21 @@ constexpr double kMaxConflictsPerRequest = 0.5;  // 31 unpadded; a few hundredth
 // Without counters: the padded kernel must beat the unpadded reference by this much.
 constexpr double kMaxTimeOfUnpadded = 0.85;
 
-// The student's padded kernel, once, on random data: what ncu and compute-sanitizer observe.
-void run_padded_once(int rows, int cols)
+// What compute-sanitizer's memcheck and synccheck watch: both kernels on small awkward shapes.
+std::vector<Call> small_sizes()
 {
-    const transpose::Case t = transpose::make_case(rows, cols);
-    const DeviceBuffer<float> in(t.in);
-    DeviceBuffer<float> out(t.in.size());
-    launch_transpose_padded(in.data(), out.data(), rows, cols);
-    CUDA_CHECK_LAUNCH("launch_transpose_padded");
+    std::vector<Call> calls = transpose::small_sizes(launch_transpose_unpadded, "launch_transpose_unpadded");
+    for (Call& call : transpose::small_sizes(launch_transpose_padded, "launch_transpose_padded")) calls.push_back(call);
+    return calls;
 }
-
 
 }  // namespace
 
 //! [probe]
-WORKBOOK_PROBE("padded 4096") { run_padded_once(kProfiledSize, kProfiledSize); }
+WORKBOOK_PROBE("padded 4096") { run_calls({padded(kProfiledSize, kProfiledSize)}); }
 //! [probe]
-WORKBOOK_PROBE("padded 100x70") { run_padded_once(kRaceSize[0], kRaceSize[1]); }
-WORKBOOK_PROBE("small sizes")
-{
-    transpose::run_small(launch_transpose_unpadded);
-    transpose::run_small(launch_transpose_padded);
-}
+WORKBOOK_PROBE("padded 100x70") { run_calls({padded(kRaceSize[0], kRaceSize[1])}); }
+WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
 
 // Step 1: the unpadded tile.
 TEST_CASE("step 1 (unpadded): 1 x 1" * points(1)) { check_unpadded(1, 1); }
@@ -75,9 +70,8 @@ TEST_CASE("performance: padded bandwidth against the reference at 8192 x 8192" *
 
 TEST_CASE("padding removes the bank conflicts (4096 x 4096)" * points(3))
 {
-    if (!transpose::writes_everything(launch_transpose_padded, "launch_transpose_padded", kProfiledSize, kProfiledSize))
-        return;
     //! [counters]
+    if (!require_correct(padded(kProfiledSize, kProfiledSize), "the bank conflicts")) return;
     const std::string loads = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
     const std::string stores = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
     const std::string load_requests = "smsp__inst_executed_op_shared_ld.sum";
@@ -102,13 +96,12 @@ TEST_CASE("padding removes the bank conflicts (4096 x 4096)" * points(3))
     // No counters here: the padded kernel must clearly beat the reference's unpadded one.
     MESSAGE("measured with timing against the reference's unpadded kernel, because the counters "
             "cannot be read here: " << counters.why_not);
-    const transpose::Case t = transpose::make_case(kProfiledSize, kProfiledSize);
-    const DeviceBuffer<float> in(t.in);
+    const transpose::Case t(kProfiledSize, kProfiledSize);
     DeviceBuffer<float> out(t.in.size());
-    const Timing padded = time_gpu([&] { launch_transpose_padded(in.data(), out.data(), kProfiledSize, kProfiledSize); });
-    const Timing unpadded = time_gpu([&] { reference::launch_transpose_unpadded(in.data(), out.data(), kProfiledSize, kProfiledSize); });
-    const double ratio = padded.seconds() / unpadded.seconds();
-    MESSAGE("your padded kernel: " << padded.describe() << "; reference unpadded: " << unpadded.describe()
+    const Timing yours = time_gpu([&] { launch_transpose_padded(t.device_in.data(), out.data(), kProfiledSize, kProfiledSize); });
+    const Timing theirs = time_gpu([&] { reference::launch_transpose_unpadded(t.device_in.data(), out.data(), kProfiledSize, kProfiledSize); });
+    const double ratio = yours.seconds() / theirs.seconds();
+    MESSAGE("your padded kernel: " << yours.describe() << "; reference unpadded: " << theirs.describe()
             << "; ratio " << ratio << " (at most " << kMaxTimeOfUnpadded << " passes)");
     if (ratio > kMaxTimeOfUnpadded)
         FAIL_CHECK("launch_transpose_padded is no faster than an unpadded tile.\nHint: give each "
@@ -117,10 +110,8 @@ TEST_CASE("padding removes the bank conflicts (4096 x 4096)" * points(3))
 
 TEST_CASE("no shared-memory race: compute-sanitizer racecheck (100 x 70)" * points(2))
 {
-    if (!transpose::writes_everything(launch_transpose_padded, "launch_transpose_padded", kRaceSize[0], kRaceSize[1]))
-        return;
     //! [racecheck]
-    sanitizer_test("racecheck", "padded 100x70",
+    sanitizer_test("racecheck", "padded 100x70", {padded(kRaceSize[0], kRaceSize[1])},
                    "threads read tile elements that other threads load; put __syncthreads() "
                    "between the load and the transposed read.");
     //! [racecheck]
@@ -128,18 +119,14 @@ TEST_CASE("no shared-memory race: compute-sanitizer racecheck (100 x 70)" * poin
 
 TEST_CASE("compute-sanitizer memcheck: small sizes" * points(1))
 {
-    if (!transpose::writes_everything(launch_transpose_unpadded, "launch_transpose_unpadded", 31, 33) ||
-        !transpose::writes_everything(launch_transpose_padded, "launch_transpose_padded", 31, 33))
-        return;
-    sanitizer_test("memcheck", "small sizes",
+    sanitizer_test("memcheck", "small sizes", small_sizes(),
                    "an access out of bounds is a missing guard on the load (row < rows, col < cols) "
                    "or on the write (out_row < cols, out_col < rows).");
 }
 
 TEST_CASE("compute-sanitizer synccheck: small sizes" * points(1))
 {
-    if (!transpose::writes_everything(launch_transpose_padded, "launch_transpose_padded", 31, 33)) return;
-    sanitizer_test("synccheck", "small sizes",
+    sanitizer_test("synccheck", "small sizes", small_sizes(),
                    "every thread of the block must reach the same __syncthreads(): never put it "
                    "inside an if that some threads skip, or after an early return.");
 }

@@ -13,8 +13,11 @@ namespace reference {
 using namespace workbook;
 
 namespace {
-void check_naive(int m, int k, int n) { matmul::check(launch_matmul_naive, "launch_matmul_naive", m, k, n); }
-void check_1d(int m, int k, int n) { matmul::check(launch_matmul_naive_1d, "launch_matmul_naive_1d", m, k, n); }
+Call naive(int m, int k, int n) { return matmul::call(launch_matmul_naive, WORKBOOK_ADDRESS(launch_matmul_naive), "launch_matmul_naive", m, k, n); }
+Call naive_1d(int m, int k, int n) { return matmul::call(launch_matmul_naive_1d, WORKBOOK_ADDRESS(launch_matmul_naive_1d), "launch_matmul_naive_1d", m, k, n); }
+void check_naive(int m, int k, int n) { check(naive(m, k, n)); }
+void check_1d(int m, int k, int n) { check(naive_1d(m, k, n)); }
+std::vector<Call> small_sizes() { return {naive(17, 33, 65), naive(31, 32, 33)}; }
 }  // namespace
 
 TEST_CASE("1 x 1 x 1" * points(1)) { check_naive(1, 1, 1); }
@@ -26,23 +29,19 @@ TEST_CASE("512 x 512 x 512" * points(1)) { check_naive(512, 512, 512); }
 TEST_CASE("1024 x 777 x 1023" * points(1)) { check_naive(1024, 777, 1023); }
 TEST_CASE("4096 x 4096 x 4096" * points(2)) { check_naive(4096, 4096, 4096); }
 
-WORKBOOK_PROBE("small sizes")
-{
-    matmul::run_small(launch_matmul_naive, {{17, 33, 65}, {31, 32, 33}});
-    if (launch_matmul_naive_1d != nullptr) matmul::run_small(launch_matmul_naive_1d, {{17, 33, 65}});
-}
+WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
 
 TEST_CASE("compute-sanitizer memcheck: small sizes" * points(1))
 {
-    if (!matmul::writes_everything(launch_matmul_naive, "launch_matmul_naive", 17, 33, 65)) return;
-    sanitizer_test("memcheck", "small sizes",
+    sanitizer_test("memcheck", "small sizes", small_sizes(),
                    "an access out of bounds is a missing guard (row < m and col < n) or an index "
                    "that mixes up k and n.");
 }
 
 TEST_CASE("performance: GFLOP/s against the reference at 4096" * points(3))
 {
-    matmul::check_performance(launch_matmul_naive, reference::launch_matmul_naive, "launch_matmul_naive");
+    matmul::check_performance(launch_matmul_naive, WORKBOOK_ADDRESS(launch_matmul_naive), reference::launch_matmul_naive,
+                              "launch_matmul_naive");
 }
 
 TEST_CASE("optional, 1-D blocks: 17 x 33 x 65" * bonus(1)) { check_1d(17, 33, 65); }

@@ -13,11 +13,14 @@ namespace reference {
 using namespace workbook;
 
 namespace {
-void check_blocked(int m, int k, int n)
+Call blocked(int m, int k, int n)
 {
-    matmul::check(launch_matmul_register_blocked, "launch_matmul_register_blocked", m, k, n,
-                  " Partial 128 x 128 tiles and a last slice shorter than 8 must load zeros.");
+    return matmul::call(launch_matmul_register_blocked, WORKBOOK_ADDRESS(launch_matmul_register_blocked),
+                        "launch_matmul_register_blocked", m, k, n,
+                        " Partial 128 x 128 tiles and a last slice shorter than 8 must load zeros.");
 }
+void check_blocked(int m, int k, int n) { check(blocked(m, k, n)); }
+std::vector<Call> small_sizes() { return {blocked(17, 33, 65), blocked(200, 36, 300)}; }
 }  // namespace
 
 //! [bonus]
@@ -28,40 +31,27 @@ TEST_CASE("register blocking: 200 x 36 x 300 (16-byte loads, partial tiles)" * b
 TEST_CASE("register blocking: 1024 x 777 x 1023" * bonus(1)) { check_blocked(1024, 777, 1023); }
 TEST_CASE("register blocking: 4096 x 4096 x 4096" * bonus(1)) { check_blocked(4096, 4096, 4096); }
 
-WORKBOOK_PROBE("small sizes")
-{
-    matmul::run_small(launch_matmul_register_blocked, {{17, 33, 65}, {200, 36, 300}});
-}
-
-namespace {
-bool blocked_writes_everything()
-{
-    return matmul::writes_everything(launch_matmul_register_blocked, "launch_matmul_register_blocked", 200, 36, 300);
-}
-}  // namespace
+WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
 
 TEST_CASE("register blocking: compute-sanitizer memcheck" * bonus(1))
 {
-    if (blocked_writes_everything())
-        sanitizer_test("memcheck", "small sizes", "16-byte loads need the whole float4 inside the matrix; "
+    sanitizer_test("memcheck", "small sizes", small_sizes(), "16-byte loads need the whole float4 inside the matrix; "
                        "partial tiles load scalars or zeros.");
 }
 
 TEST_CASE("register blocking: compute-sanitizer racecheck" * bonus(1))
 {
-    if (blocked_writes_everything())
-        sanitizer_test("racecheck", "small sizes", "a barrier after loading each slice, and another "
+    sanitizer_test("racecheck", "small sizes", small_sizes(), "a barrier after loading each slice, and another "
                        "before the next slice overwrites it.");
 }
 
 TEST_CASE("register blocking: compute-sanitizer synccheck" * bonus(1))
 {
-    if (blocked_writes_everything())
-        sanitizer_test("synccheck", "small sizes", "every thread must reach both barriers of each slice.");
+    sanitizer_test("synccheck", "small sizes", small_sizes(), "every thread must reach both barriers of each slice.");
 }
 
 TEST_CASE("register blocking: performance against the reference at 4096" * bonus(3))
 {
-    matmul::check_performance(launch_matmul_register_blocked, reference::launch_matmul_register_blocked,
-                              "launch_matmul_register_blocked");
+    matmul::check_performance(launch_matmul_register_blocked, WORKBOOK_ADDRESS(launch_matmul_register_blocked),
+                              reference::launch_matmul_register_blocked, "launch_matmul_register_blocked");
 }

@@ -24,34 +24,31 @@ const std::string kTileHint =
     " When only some shapes fail, look at the partial tiles: the last phase sticks out past A's "
     "columns and B's rows when k is not a multiple of TILE, and each load must put 0 there.";
 
-void check_tiled(int m, int k, int n) { matmul::check(launch_matmul_tiled, "launch_matmul_tiled", m, k, n, kTileHint); }
+Call tiled(int m, int k, int n)
+{
+    return matmul::call(launch_matmul_tiled, WORKBOOK_ADDRESS(launch_matmul_tiled), "launch_matmul_tiled", m, k, n, kTileHint);
+}
+void check_tiled(int m, int k, int n) { check(tiled(m, k, n)); }
 
 constexpr int kRaceShape[3] = {100, 70, 90};
-
-void run_tiled_once(int m, int k, int n)
-{
-    const matmul::Case t = matmul::make_case(m, k, n);
-    const DeviceBuffer<float> a(t.a), b(t.b);
-    DeviceBuffer<float> c(t.c.size());
-    launch_matmul_tiled(a.data(), b.data(), c.data(), m, k, n);
-    CUDA_CHECK_LAUNCH("launch_matmul_tiled");
-}
+Call race_shape() { return tiled(kRaceShape[0], kRaceShape[1], kRaceShape[2]); }
+std::vector<Call> small_sizes() { return {tiled(17, 33, 65), tiled(31, 32, 33)}; }
 
 double speedup_of_tiled_reference()
 {
     const int s = matmul::kTimedSize;
-    const matmul::Case t = matmul::make_case(s, s, s);
-    const DeviceBuffer<float> a(t.a), b(t.b);
-    DeviceBuffer<float> c(t.c.size());
-    const Timing naive = time_gpu([&] { reference_04::launch_matmul_naive(a.data(), b.data(), c.data(), s, s, s); });
-    const Timing tiled = time_gpu([&] { reference::launch_matmul_tiled(a.data(), b.data(), c.data(), s, s, s); });
+    const auto t = matmul::shared_case(s, s, s);
+    DeviceBuffer<float> c(t->c.size());
+    const float *a = t->device_a.data(), *b = t->device_b.data();
+    const Timing naive = time_gpu([&] { reference_04::launch_matmul_naive(a, b, c.data(), s, s, s); });
+    const Timing tiled = time_gpu([&] { reference::launch_matmul_tiled(a, b, c.data(), s, s, s); });
     return naive.seconds() / tiled.seconds();
 }
 
 }  // namespace
 
-WORKBOOK_PROBE("tiled 100x70x90") { run_tiled_once(kRaceShape[0], kRaceShape[1], kRaceShape[2]); }
-WORKBOOK_PROBE("small sizes") { matmul::run_small(launch_matmul_tiled, {{17, 33, 65}, {31, 32, 33}}); }
+WORKBOOK_PROBE("tiled 100x70x90") { run_calls({race_shape()}); }
+WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
 
 // The workbook's own claim, run by `make test`: the tiled reference clearly beats the naive one.
 WORKBOOK_PROBE("reference speedup")
@@ -72,9 +69,7 @@ TEST_CASE("4096 x 4096 x 4096" * points(2)) { check_tiled(4096, 4096, 4096); }
 
 TEST_CASE("no shared-memory race: compute-sanitizer racecheck (100 x 70 x 90)" * points(2))
 {
-    if (!matmul::writes_everything(launch_matmul_tiled, "launch_matmul_tiled", kRaceShape[0], kRaceShape[1], kRaceShape[2]))
-        return;
-    sanitizer_test("racecheck", "tiled 100x70x90",
+    sanitizer_test("racecheck", "tiled 100x70x90", {race_shape()},
                    "each phase needs two barriers: one after loading the tiles (nobody reads a cell "
                    "before it is loaded), one after using them (nobody overwrites a cell that another "
                    "thread still reads).");
@@ -82,23 +77,22 @@ TEST_CASE("no shared-memory race: compute-sanitizer racecheck (100 x 70 x 90)" *
 
 TEST_CASE("compute-sanitizer memcheck: small sizes" * points(1))
 {
-    if (!matmul::writes_everything(launch_matmul_tiled, "launch_matmul_tiled", 17, 33, 65)) return;
-    sanitizer_test("memcheck", "small sizes",
+    sanitizer_test("memcheck", "small sizes", small_sizes(),
                    "an access out of bounds is a tile load without its test (row < m and a_col < k; "
                    "b_row < k and col < n).");
 }
 
 TEST_CASE("compute-sanitizer synccheck: small sizes" * points(1))
 {
-    if (!matmul::writes_everything(launch_matmul_tiled, "launch_matmul_tiled", 17, 33, 65)) return;
-    sanitizer_test("synccheck", "small sizes",
+    sanitizer_test("synccheck", "small sizes", small_sizes(),
                    "every thread must reach both barriers: no early return for threads outside C, "
                    "and no __syncthreads() inside an if.");
 }
 
 TEST_CASE("performance: GFLOP/s against the reference at 4096" * points(3))
 {
-    matmul::check_performance(launch_matmul_tiled, reference::launch_matmul_tiled, "launch_matmul_tiled");
+    matmul::check_performance(launch_matmul_tiled, WORKBOOK_ADDRESS(launch_matmul_tiled), reference::launch_matmul_tiled,
+                              "launch_matmul_tiled");
     MESSAGE("the reference tiled kernel is " << speedup_of_tiled_reference()
             << "x as fast as lab 04's reference naive kernel here (the IJCEE paper saw about 2x)");
 }

@@ -25,15 +25,51 @@ const int kBlockSizes[] = {32, 64, 128, 256, 512, 1024};
 constexpr int kPaperSize = 512;   // the IJCEE paper's Table 2
 constexpr int kLargeSize = 2048;  // 4 Mi threads at the largest tile: enough to fill the GPU
 constexpr int kVectorN = 1 << 26;
+constexpr int kSampledVectorN = 1 << 24;  // 192 MiB in all: far larger than any L2
+constexpr double kSweepAgreement = 2.0;   // a reported point may differ from the checker's by 2x
 
-void check_tile(int tile)
+Call tile_call(int tile)
 {
-    REQUIRE_STUDENT_FUNCTION(launch_matmul_dynamic_tile);
-    matmul::check([tile](const float* a, const float* b, float* c, int m, int k, int n) {
+    return matmul::call([tile](const float* a, const float* b, float* c, int m, int k, int n) {
         launch_matmul_dynamic_tile(a, b, c, m, k, n, tile);
-    }, ("launch_matmul_dynamic_tile with tile " + std::to_string(tile)).c_str(), 100, 70, 90,
-       " Does the kernel take its tile edge from blockDim.x, and does the launch give it "
+    }, WORKBOOK_ADDRESS(launch_matmul_dynamic_tile), "launch_matmul_dynamic_tile with tile " + std::to_string(tile),
+       100, 70, 90, " Does the kernel take its tile edge from blockDim.x, and does the launch give it "
        "2 * tile * tile floats of shared memory?");
+}
+void check_tile(int tile) { check(tile_call(tile)); }
+
+// Vector add of n elements with blocks of `threads` threads.
+Call vector_call(int n, int threads)
+{
+    struct Data {
+        std::vector<float> a, b;
+        std::vector<double> c;
+        DeviceBuffer<float> device_a, device_b;
+    };
+    auto a = random_floats(n, seed_for("va")), b = random_floats(n, seed_for("vb"));
+    std::vector<double> c(n);
+    for (int i = 0; i < n; ++i) c[i] = static_cast<double>(a[i]) + b[i];
+    const auto d = std::make_shared<const Data>(Data{a, b, c, DeviceBuffer<float>(a), DeviceBuffer<float>(b)});
+    Call call;
+    call.function = "launch_vector_add_blocks";
+    call.address = WORKBOOK_ADDRESS(launch_vector_add_blocks);
+    call.what = "n = " + std::to_string(n) + ", " + std::to_string(threads) + " threads per block";
+    call.output = "c";
+    call.shape = Shape::vector(n);
+    call.tolerance = Tolerance{0, 0x1p-23, "one rounding of a + b"};
+    call.expected = [d]() -> const std::vector<double>& { return d->c; };
+    call.run = [d, n, threads](float* out) { launch_vector_add_blocks(d->device_a.data(), d->device_b.data(), out, n, threads); };
+    call.diagnose = [](const Failure&) { return std::string("blocks = (n + threads_per_block - 1) / threads_per_block."); };
+    return call;
+}
+
+// What compute-sanitizer watches: every tile on the awkward shape, and every block size.
+std::vector<Call> small_sizes()
+{
+    std::vector<Call> calls;
+    for (int tile : {1, 2, 4, 8, 16, 32}) calls.push_back(tile_call(tile));
+    for (int threads : {32, 64, 128, 256, 512, 1024}) calls.push_back(vector_call(1000, threads));
+    return calls;
 }
 
 struct Matrices {
@@ -77,6 +113,25 @@ bool complete(const std::vector<SweepPoint>& points, const std::vector<int>& exp
     return true;
 }
 
+// Whether a sweep's point at `threads` threads per block is within 2x of the checker's own time.
+bool agrees(const std::string& sweep, const std::vector<SweepPoint>& points, int threads, double checker_ms,
+            std::string& why)
+{
+    for (const SweepPoint& p : points) {
+        if (p.threads_per_block != threads) continue;
+        const double apart = std::max(p.ms / checker_ms, checker_ms / p.ms);
+        if (apart <= kSweepAgreement) return true;
+        why = sweep + ": the point at " + std::to_string(threads) + " threads per block says " +
+              std::to_string(p.ms) + " ms, but the checker timed your launch with that block at " +
+              std::to_string(checker_ms) + " ms (" + std::to_string(apart) + "x apart; within " +
+              std::to_string(kSweepAgreement) + "x passes). Does each point time the launch with its "
+              "own block size?";
+        return false;
+    }
+    why = sweep + ": no point at " + std::to_string(threads) + " threads per block";
+    return false;
+}
+
 double cpu_matmul_ms(int size, int threads)
 {
     const std::vector<float> a = random_floats(static_cast<std::size_t>(size) * size, 1);
@@ -111,74 +166,29 @@ TEST_CASE("tile 8 x 8: 100 x 70 x 90" * points(1)) { check_tile(8); }
 TEST_CASE("tile 16 x 16: 100 x 70 x 90" * points(1)) { check_tile(16); }
 TEST_CASE("tile 32 x 32: 100 x 70 x 90" * points(1)) { check_tile(32); }
 
-// What compute-sanitizer watches: every tile on the awkward shape, and every block size.
-WORKBOOK_PROBE("small sizes")
-{
-    for (int tile : kTiles)
-        matmul::run_small([tile](const float* a, const float* b, float* c, int m, int k, int n) {
-            launch_matmul_dynamic_tile(a, b, c, m, k, n, tile);
-        }, {{100, 70, 90}});
-    Vectors v(1000);
-    for (int threads : kBlockSizes) launch_vector_add_blocks(v.a.data(), v.b.data(), v.c.data(), 1000, threads);
-    CUDA_CHECK_LAUNCH("launch_vector_add_blocks");
-}
-
-namespace {
-bool tiles_write_everything()
-{
-    if (!have_function(reinterpret_cast<const void*>(&launch_matmul_dynamic_tile), "launch_matmul_dynamic_tile") ||
-        !have_function(reinterpret_cast<const void*>(&launch_vector_add_blocks), "launch_vector_add_blocks"))
-        return false;
-    for (int tile : kTiles)
-        if (!matmul::writes_everything([tile](const float* a, const float* b, float* c, int m, int k, int n) {
-                launch_matmul_dynamic_tile(a, b, c, m, k, n, tile);
-            }, "launch_matmul_dynamic_tile", 100, 70, 90))
-            return false;
-    return true;
-}
-}  // namespace
+WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
 
 TEST_CASE("compute-sanitizer memcheck: every tile" * points(1))
 {
-    if (tiles_write_everything())
-        sanitizer_test("memcheck", "small sizes", "a tile larger than the shared memory the launch gave "
-                       "it runs past its end: 2 * tile * tile floats.");
+    sanitizer_test("memcheck", "small sizes", small_sizes(), "a tile larger than the shared memory the launch "
+                   "gave it runs past its end: 2 * tile * tile floats.");
 }
 
 TEST_CASE("compute-sanitizer racecheck: every tile" * points(1))
 {
-    if (tiles_write_everything())
-        sanitizer_test("racecheck", "small sizes", "each phase needs a barrier after the loads and another "
-                       "before the next phase overwrites the tiles.");
+    sanitizer_test("racecheck", "small sizes", small_sizes(), "each phase needs a barrier after the loads and "
+                   "another before the next phase overwrites the tiles.");
 }
 
 TEST_CASE("compute-sanitizer synccheck: every tile" * points(1))
 {
-    if (tiles_write_everything())
-        sanitizer_test("synccheck", "small sizes", "every thread must reach both barriers of each phase.");
+    sanitizer_test("synccheck", "small sizes", small_sizes(), "every thread must reach both barriers of each phase.");
 }
 
 TEST_CASE("vector add with every block size: n = 1000003" * points(1))
 {
-    REQUIRE_STUDENT_FUNCTION(launch_vector_add_blocks);
-    const int n = 1000003;
-    const std::vector<float> a = random_floats(n, seed_for("va")), b = random_floats(n, seed_for("vb"));
-    std::vector<double> expected(n);
-    for (int i = 0; i < n; ++i) expected[i] = static_cast<double>(a[i]) + b[i];
-    const DeviceBuffer<float> da(a), db(b);
-    GuardedOutput<float> c(n);
-    for (int threads : kBlockSizes) {
-        c.poison();
-        launch_vector_add_blocks(da.data(), db.data(), c.data(), n, threads);
-        CUDA_CHECK_LAUNCH("launch_vector_add_blocks");
-        const Comparison result = compare("c", c.download(), expected, Shape::vector(n),
-                                          Tolerance{0, 0x1p-23, "one rounding of a + b"});
-        if (!result.ok() || !c.check_guards().intact()) {
-            FAIL_CHECK("launch_vector_add_blocks with " << threads << " threads per block:\n" << result.report()
-                       << "Hint: blocks = (n + threads_per_block - 1) / threads_per_block.");
-            return;
-        }
-    }
+    for (int threads : kBlockSizes)
+        if (!check(vector_call(1000003, threads))) return;
 }
 
 TEST_CASE("occupancy: what the runtime predicts" * points(1))
@@ -208,15 +218,34 @@ TEST_CASE("the sweep produces every point" * points(2))
 {
     REQUIRE_STUDENT_FUNCTION(sweep_matmul);
     REQUIRE_STUDENT_FUNCTION(sweep_vector_add);
+    REQUIRE_STUDENT_FUNCTION(launch_matmul_dynamic_tile);
+    REQUIRE_STUDENT_FUNCTION(launch_vector_add_blocks);
     Matrices m(kPaperSize);
     std::string why;
-    if (!complete(sweep_matmul(m.a.data(), m.b.data(), m.c.data(), kPaperSize), {1, 4, 16, 64, 256, 1024},
-                  2.0 * kPaperSize * kPaperSize * kPaperSize, why))
+    const std::vector<SweepPoint> matmul = sweep_matmul(m.a.data(), m.b.data(), m.c.data(), kPaperSize);
+    if (!complete(matmul, {1, 4, 16, 64, 256, 1024}, 2.0 * kPaperSize * kPaperSize * kPaperSize, why))
         FAIL_CHECK("sweep_matmul at 512: " << why);
-    Vectors v(1 << 20);
-    if (!complete(sweep_vector_add(v.a.data(), v.b.data(), v.c.data(), 1 << 20), {32, 64, 128, 256, 512, 1024},
-                  3.0 * (1 << 20) * sizeof(float), why))
+    else  // Measured, not trusted: the checker times a sample of the points itself.
+        for (int threads : {1, 16, 256}) {
+            const int tile = static_cast<int>(std::lround(std::sqrt(threads)));
+            const double ms = time_gpu([&] {
+                launch_matmul_dynamic_tile(m.a.data(), m.b.data(), m.c.data(), kPaperSize, kPaperSize, kPaperSize, tile);
+            }, TimingOptions{1, 5, true}).ms.median;
+            if (!agrees("sweep_matmul at 512", matmul, threads, ms, why)) FAIL_CHECK(why);
+        }
+    // Vectors larger than L2, so that a sweep timed with or without flushing it reads the same.
+    const int n = kSampledVectorN;
+    Vectors v(n);
+    const std::vector<SweepPoint> vectors = sweep_vector_add(v.a.data(), v.b.data(), v.c.data(), n);
+    if (!complete(vectors, {32, 64, 128, 256, 512, 1024}, 3.0 * n * sizeof(float), why))
         FAIL_CHECK("sweep_vector_add: " << why);
+    else
+        for (int threads : {32, 256}) {
+            const double ms = time_gpu([&] {
+                launch_vector_add_blocks(v.a.data(), v.b.data(), v.c.data(), n, threads);
+            }).ms.median;
+            if (!agrees("sweep_vector_add at n = 2^24", vectors, threads, ms, why)) FAIL_CHECK(why);
+        }
 }
 
 TEST_CASE("the curve: 1 thread per block is far slower than 256 and the best is at 64 or more" * points(2))

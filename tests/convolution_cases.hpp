@@ -6,8 +6,9 @@
 #include "common/workbook.hpp"
 
 #include <algorithm>
-#include <cstring>
-#include <exception>
+#include <array>
+#include <map>
+#include <memory>
 #include <functional>
 #include <string>
 #include <utility>
@@ -24,8 +25,6 @@ using Launch = std::function<void(const float* in, float* out, int height, int w
 using SetMask = void (*)(const float* mask, int k);
 
 constexpr int kMaxK = 15;
-// The student's kernel may take up to 1.25x the reference's time before losing the points.
-constexpr double kSpeedFloor = 0.8;
 constexpr int kTimedSize = 8192;  // the size of the H100 calibration figures
 // The source post's case: a 2000 x 5000 image and a 3 x 3 mask.
 constexpr int kPostHeight = 2000, kPostWidth = 5000, kPostK = 3;
@@ -38,6 +37,7 @@ struct Kernel {
     int tile_w = 0;              ///< output columns per block, for the diagnosis (0: not tiled)
     int tile_h = 0;              ///< output rows per block
     int stride = 1;              ///< the stride the launch applies (the optional exercise)
+    const void* address = nullptr;  ///< the student's launch function (null when the file lacks it)
 };
 
 inline std::string size_text(int height, int width) { return std::to_string(height) + " x " + std::to_string(width); }
@@ -45,8 +45,8 @@ inline std::string size_text(int height, int width) { return std::to_string(heig
 /// Whether the student's file defines the kernel's launch and set_mask; fails the test if not.
 inline bool present(const Kernel& kernel)
 {
-    if (missing(kernel.launch)) return have_function(nullptr, kernel.function.c_str());
-    return have_function(reinterpret_cast<const void*>(kernel.set_mask), "set_mask");
+    return have_function(kernel.address, kernel.function.c_str()) &&
+           have_function(reinterpret_cast<const void*>(kernel.set_mask), "set_mask");
 }
 inline int out_size(int size, int stride) { return (size + stride - 1) / stride; }
 
@@ -131,9 +131,11 @@ inline bool matches_flipped(const std::vector<float>& image, int height, int wid
 // What the pattern of failures suggests, the likeliest cause first.
 inline std::string diagnose(const Kernel& kernel, const std::vector<float>& image, int height, int width,
                             const std::vector<float>& mask, int k, const std::vector<double>& expected,
-                            const Comparison& result, const GuardReport& guards,
-                            const std::vector<float>& got, bool changes_between_runs)
+                            const Failure& f)
 {
+    const Comparison& result = f.comparison;
+    const GuardReport& guards = f.guards;
+    const std::vector<float>& got = f.got;
     const int r = (k - 1) / 2;
     if (!guards.intact())
         return "Threads wrote outside `out`. Blocks at the right and bottom edges stick out past the "
@@ -147,11 +149,6 @@ inline std::string diagnose(const Kernel& kernel, const std::vector<float>& imag
         return "Every output is exactly 0, as if the mask were all zeros: does set_mask copy the "
                "k * k floats into c_mask (cudaMemcpyToSymbol(c_mask, mask, k * k * sizeof(float))), "
                "and does the kernel read c_mask[i * k + j]?";
-    if (changes_between_runs)
-        return "The result changes from one run to the next on the same input: a race. Threads "
-               "read tile cells that other threads load: is there a __syncthreads() between loading "
-               "the tile and computing from it, reached by every thread of the block (no early "
-               "return before it)? Or do several threads write the same output?";
     if (p.all_near_border && p.top_or_left_alone)
         return "Only outputs within r = " + std::to_string(r) + " of the image's border are wrong "
                "(a frame on the map): the zero padding. Input cells outside the image count as 0: "
@@ -185,62 +182,68 @@ inline std::string diagnose(const Kernel& kernel, const std::vector<float>& imag
            "i, j in [0, k) with r = (k - 1) / 2, and the map above.";
 }
 
-/// Runs one mask on poisoned, guarded output twice (three times after a failure, to tell a race).
-/// Returns false after failing the test with a diagnosis.
-inline bool check_mask(const Kernel& kernel, const std::vector<float>& image, const DeviceBuffer<float>& in,
-                       GuardedOutput<float>& out, int height, int width, int k)
-{
-    const std::vector<float> mask = make_mask(k);
-    //! [reference]
-    const std::vector<double> expected = convolution_reference(image, height, width, mask, k, kernel.stride);
-    //! [reference]
-    kernel.set_mask(mask.data(), k);
-    const Shape shape = Shape::grid(out_size(height, kernel.stride), out_size(width, kernel.stride));
-    bool passed_once = false, changes = false;
-    std::vector<float> failed_got;  // the first failing output, kept to compare with the next run
-    Comparison failed;
-    GuardReport failed_guards;
-    for (int run = 1; run <= 3; ++run) {
-        out.poison();
-        kernel.launch(in.data(), out.data(), height, width, k);
-        CUDA_CHECK_LAUNCH(kernel.function.c_str());
-        std::vector<float> got = out.download();
-        Comparison result = compare("out", got, expected, shape, tolerance(k));
-        const GuardReport guards = out.check_guards();
-        const bool ok = result.ok() && guards.intact();
-        if (failed_got.empty()) {
-            if (ok) {
-                passed_once = true;
-                if (run == 2) return true;
-                continue;
-            }
-            failed = std::move(result);
-            failed_guards = guards;
-            failed_got = std::move(got);
-            if (run < 3) continue;
-            changes = passed_once;
-            break;
-        }
-        // The run after a failure: a race shows as a different result on the same input.
-        // Compared bit for bit: NaN != NaN would make any NaN output look like a race.
-        changes = passed_once || ok ||
-                  std::memcmp(failed_got.data(), got.data(), got.size() * sizeof(float)) != 0;
-        break;
+/// A random image of this size, on the host and on the device, with the float64 references
+/// computed for it so far (at 8192 x 8192 each costs a second of host work: tests share them).
+struct Image {
+    Image(int h, int w) : height(h), width(w), in(make_image(h, w)), device_in(in) {}
+    int height, width;
+    std::vector<float> in;
+    DeviceBuffer<float> device_in;
+
+    /// The reference for the mask of make_mask(k) with this stride, computed once.
+    const std::vector<double>& reference(int k, int stride) const
+    {
+        std::vector<double>& known = references_[{k, stride}];
+        //! [reference]
+        if (known.empty()) known = convolution_reference(in, height, width, make_mask(k), k, stride);
+        //! [reference]
+        return known;
     }
-    FAIL_CHECK(kernel.function << ", " << size_text(height, width) << " image, k = " << k
-               << (kernel.stride > 1 ? ", stride " + std::to_string(kernel.stride) : std::string())
-               << ":\n"
-               << (failed_guards.intact() ? "" : "  " + failed_guards.describe("out", failed_got.size()) + "\n")
-               << failed.report() << "Hint: "
-               << diagnose(kernel, image, height, width, mask, k, expected, failed, failed_guards,
-                           failed_got, changes));
-    return false;
+
+private:
+    mutable std::map<std::pair<int, int>, std::vector<double>> references_;
+};
+
+/// The image of this size. A large one is built once per process, in one slot: the correctness
+/// and bandwidth tests of both kernels at 8192 x 8192 share it and its references.
+inline std::shared_ptr<const Image> shared_image(int height, int width)
+{
+    if (static_cast<double>(height) * width < (1 << 22)) return std::make_shared<const Image>(height, width);
+    static std::shared_ptr<const Image> last;
+    if (!last || last->height != height || last->width != width) {
+        last.reset();
+        last = std::make_shared<const Image>(height, width);
+    }
+    return last;
+}
+
+/// One kernel on one image with one k x k mask: what the judge runs and compares. The float64
+/// reference is computed when the judge first needs it.
+inline Call call(const Kernel& kernel, const std::shared_ptr<const Image>& image, int k)
+{
+    const auto mask = std::make_shared<const std::vector<float>>(make_mask(k));
+    const int h = image->height, w = image->width, s = kernel.stride;
+    const auto reference = [image, k, s]() -> const std::vector<double>& { return image->reference(k, s); };
+    Call c;
+    c.function = kernel.set_mask ? kernel.function : "set_mask";
+    c.address = kernel.set_mask ? kernel.address : nullptr;
+    c.what = size_text(h, w) + " image, k = " + std::to_string(k) + (s > 1 ? ", stride " + std::to_string(s) : "");
+    c.shape = Shape::grid(out_size(h, s), out_size(w, s));
+    c.tolerance = tolerance(k);
+    c.expected = reference;
+    c.setup = [kernel, mask, k] { kernel.set_mask(mask->data(), k); };
+    c.run = [kernel, image, k](float* out) { kernel.launch(image->device_in.data(), out, image->height, image->width, k); };
+    c.diagnose = [=](const Failure& f) { return diagnose(kernel, image->in, h, w, *mask, k, reference(), f); };
+    c.race_hint = "Threads read tile cells that other threads load: is there a __syncthreads() between "
+                  "loading the tile and computing from it, reached by every thread of the block (no early "
+                  "return before it)? Or do several threads write the same output?";
+    return c;
 }
 
 /// The masks a size is checked with: every odd k from 1 to 15, except on the largest images.
 /// There each k costs about a second of host work (the float64 reference and the comparison of
-/// 64 M outputs, twice), in every student's grade run, so they take the smallest, a middle and
-/// the largest k; the bandwidth test checks k = 3, 5 and 7 at that size before timing them.
+/// 64 M outputs), in every student's grade run, so they take the smallest, a middle and the
+/// largest k; the bandwidth test checks k = 3, 5 and 7 at that size before timing them.
 inline std::vector<int> masks_for(int height, int width)
 {
     if (static_cast<double>(height) * width > (1 << 24)) return {1, 7, kMaxK};
@@ -254,49 +257,17 @@ inline std::vector<int> masks_for(int height, int width)
 inline void check(const Kernel& kernel, int height, int width)
 {
     if (!present(kernel)) return;
-    const std::vector<float> image = make_image(height, width);
-    const DeviceBuffer<float> in(image);
-    GuardedOutput<float> out(static_cast<std::size_t>(out_size(height, kernel.stride)) *
-                             out_size(width, kernel.stride));
-    for (int k : masks_for(height, width)) {
-        try {
-            if (!check_mask(kernel, image, in, out, height, width, k)) return;
-        } catch (const std::exception& e) {
-            FAIL_CHECK(kernel.function << ", " << size_text(height, width) << " image, k = " << k
-                       << ": " << e.what());
-            return;
-        }
-    }
+    const auto image = shared_image(height, width);
+    for (int k : masks_for(height, width))
+        if (!workbook::check(call(kernel, image, k))) return;
 }
 
-/// The kernel once on random data: what compute-sanitizer observes.
-inline void run_once(const Kernel& kernel, int height, int width, int k)
+/// The kernel on small images with small and large masks: what compute-sanitizer watches.
+inline std::vector<Call> small_calls(const Kernel& kernel, const std::vector<std::array<int, 3>>& cases)
 {
-    const std::vector<float> image = make_image(height, width);
-    const std::vector<float> mask = make_mask(k);
-    const DeviceBuffer<float> in(image);
-    DeviceBuffer<float> out(image.size());
-    kernel.set_mask(mask.data(), k);
-    kernel.launch(in.data(), out.data(), height, width, k);
-    CUDA_CHECK_LAUNCH(kernel.function.c_str());
-}
-
-/// True when the kernel writes every output, inside `out` (a tool's verdict on a kernel that does
-/// nothing would mean nothing); `why` receives the comparison's report.
-inline bool writes_everything(const Kernel& kernel, int height, int width, int k, std::string& why)
-{
-    if (!present(kernel)) return false;
-    const std::vector<float> image = make_image(height, width);
-    const std::vector<float> mask = make_mask(k);
-    const DeviceBuffer<float> in(image);
-    GuardedOutput<float> out(image.size());
-    kernel.set_mask(mask.data(), k);
-    kernel.launch(in.data(), out.data(), height, width, k);
-    CUDA_CHECK_LAUNCH(kernel.function.c_str());
-    const Comparison result = compare("out", out.download(), convolution_reference(image, height, width, mask, k),
-                                      Shape::grid(height, width), tolerance(k));
-    why = result.report();
-    return result.unwritten == 0 && out.check_guards().intact();
+    std::vector<Call> calls;
+    for (const auto& c : cases) calls.push_back(call(kernel, std::make_shared<const Image>(c[0], c[1]), c[2]));
+    return calls;
 }
 
 /// Output pixels per second, in millions.
@@ -312,51 +283,30 @@ inline void check_bandwidth(const Kernel& yours, const Kernel& reference, double
 {
     if (!present(yours)) return;
     const int s = kTimedSize;
-    const std::vector<float> image = make_image(s, s);
-    const DeviceBuffer<float> in(image);
-    GuardedOutput<float> out(image.size());
+    const auto image = shared_image(s, s);
     const double bytes = 2.0 * s * s * sizeof(float);
-    std::string slow;
+    bool profiled = false;
     for (int k : {3, 5, 7}) {
         const std::vector<float> mask = make_mask(k);
-        yours.set_mask(mask.data(), k);
         reference.set_mask(mask.data(), k);
-        yours.launch(in.data(), out.data(), s, s, k);
-        CUDA_CHECK_LAUNCH(yours.function.c_str());
-        const Comparison result = compare("out", out.download(), convolution_reference(image, s, s, mask, k),
-                                          Shape::grid(s, s), tolerance(k));
-        if (!result.ok() || !out.check_guards().intact()) {
-            FAIL_CHECK("not timed: " << yours.function << " is wrong at " << size_text(s, s) << " with k = "
-                       << k << ". Make the correctness tests pass first.\n" << result.report());
-            return;
-        }
-        const Timing mine = time_gpu([&] { yours.launch(in.data(), out.data(), s, s, k); });
-        const Timing theirs = time_gpu([&] { reference.launch(in.data(), out.data(), s, s, k); });
-        const double gbs = mine.giga_per_second(bytes);
-        MESSAGE("k = " << k << ", your kernel: " << versus_copy(gbs) << ", "
-                << static_cast<long>(megapixels(s, s, mine)) << " Mpixel/s, " << mine.describe());
-        MESSAGE("k = " << k << ", reference:   " << versus_copy(theirs.giga_per_second(bytes)) << ", "
-                << static_cast<long>(megapixels(s, s, theirs)) << " Mpixel/s, " << theirs.describe());
-        if (target_percent > 0 && k == 5)
+        const SpeedVerdict verdict = check_speed(call(yours, image, k), [&reference, image, k](float* out) {
+            reference.launch(image->device_in.data(), out, image->height, image->width, k);
+        }, {bytes, Ceiling::copy});
+        profiled = verdict.message == "profiled";
+        if (target_percent > 0 && k == 5 && verdict.rate > 0)
             MESSAGE("the goal at k = 5: " << target_percent << "% of copy; yours reaches "
-                    << static_cast<int>(100 * gbs / copy_ceiling_gbs()) << "%");
-        const double speed = theirs.seconds() / mine.seconds();
-        if (speed < kSpeedFloor)
-            slow += "\n  k = " + std::to_string(k) + ": " + std::to_string(1 / speed) + "x the reference's time";
+                    << static_cast<int>(100 * verdict.rate / copy_ceiling_gbs()) << "%");
     }
+    if (profiled) return;
     // The source post's case, for its Tesla P100 figure (see the lab's README).
-    const std::vector<float> post = make_image(kPostHeight, kPostWidth);
+    const Image post(kPostHeight, kPostWidth);
     const std::vector<float> mask = make_mask(kPostK);
-    const DeviceBuffer<float> post_in(post);
-    DeviceBuffer<float> post_out(post.size());
+    DeviceBuffer<float> post_out(post.in.size());
     yours.set_mask(mask.data(), kPostK);
-    const Timing at_post = time_gpu([&] { yours.launch(post_in.data(), post_out.data(), kPostHeight, kPostWidth, kPostK); });
+    const Timing at_post = time_gpu([&] { yours.launch(post.device_in.data(), post_out.data(), kPostHeight, kPostWidth, kPostK); });
     MESSAGE("your kernel at " << size_text(kPostHeight, kPostWidth) << " with k = " << kPostK
             << ", the source post's case: " << at_post.describe() << ", "
             << static_cast<long>(megapixels(kPostHeight, kPostWidth, at_post)) << " Mpixel/s");
-    if (!slow.empty())
-        FAIL_CHECK("your kernel is slower than the reference's time allows (at most " << 1 / kSpeedFloor
-                   << "x earns these points):" << slow);
 }
 
 }  // namespace convolution

@@ -1,33 +1,68 @@
 #!/usr/bin/env python3
 """Checks that the grader rejects one buggy variant kept under tests/buggy/, for the right reason.
 
-Each variant states in its header which tests it must fail and what the message must say:
+A variant is a whole file (VARIANT.cu) or, the cheaper way, a patch of its solution
+(VARIANT.patch, applied at build time by apply_variant.py). Either way its first lines state
+which tests it must fail and what the message must say:
 
     // expect-fail: kernel: n = 33 (one past a warp)
     // expect-message: written past the end of c
     // expect-pass: kernel: n = 1023
+    // expect-lost: 3
 
 Every `expect-fail` test must fail, and its output must match every `expect-message` regular
 expression. Every `expect-pass` test must pass: that is how a variant that crashes or hangs in one
-test shows that the fault cost only that test. Exit 77 (skipped) without a GPU, like the checkers.
+test shows that the fault cost only that test. Without `expect-lost`, only the named tests run.
+With it, the whole lab runs: exactly the `expect-fail` tests must fail, and they must be worth
+exactly that many points (bonus points included) - the grade a planted cheat must get.
+
+A variant with `// expect-build-error: MESSAGE` must not build at all (it uses a library the labs
+forbid): --build-error builds it and expects the build to fail saying MESSAGE. That needs no GPU.
+
+Exit 77 (skipped) without a GPU, like the checkers.
 """
 import argparse
 import os
 import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grade  # noqa: E402
 
 
+def variant_file(lab, variant):
+    for ext in (".cu", ".patch"):
+        path = os.path.join(grade.SOURCE_DIR, "tests", "buggy", lab, variant + ext)
+        if os.path.exists(path):
+            return path
+    sys.exit("no variant %s of lab %s under tests/buggy/" % (variant, lab))
+
+
 def expectations(path):
-    found = {"fail": [], "message": [], "pass": []}
+    found = {"fail": [], "message": [], "pass": [], "lost": [], "build-error": []}
     with open(path) as f:
         for line in f:
-            m = re.match(r"\s*//\s*expect-(fail|message|pass):\s*(.+?)\s*$", line)
+            m = re.match(r"\s*//\s*expect-(fail|message|pass|lost|build-error):\s*(.+?)\s*$", line)
             if m:
                 found[m.group(1)].append(m.group(2))
-    return found["fail"], found["message"], found["pass"]
+    return found
+
+
+def check_build_error(build_dir, lab, variant, messages):
+    target = "check_%s__%s" % (lab, variant)
+    r = subprocess.run(["cmake", "--build", build_dir, "--target", target], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, errors="replace")
+    if r.returncode == 0:
+        print("VARIANT %s BUILT, but it must be refused at build time" % variant)
+        return 1
+    missing = [m for m in messages if not re.search(m, r.stdout)]
+    if missing:
+        print("VARIANT %s failed to build without saying %r; the build said:\n%s"
+              % (variant, missing, grade.compiler_errors(r.stdout)))
+        return 1
+    print("variant %s refused at build time: %s" % (variant, grade.compiler_errors(r.stdout, 3)))
+    return 0
 
 
 def main():
@@ -35,20 +70,26 @@ def main():
     p.add_argument("--build-dir", required=True)
     p.add_argument("--lab", required=True)
     p.add_argument("--variant", required=True)
+    p.add_argument("--build-error", action="store_true", help="the variant must fail to build")
     a = p.parse_args()
-    source = os.path.join(grade.SOURCE_DIR, "tests", "buggy", a.lab, a.variant + ".cu")
-    fails, messages, passes = expectations(source)
+    source = variant_file(a.lab, a.variant)
+    expect = expectations(source)
+    if a.build_error:
+        return check_build_error(a.build_dir, a.lab, a.variant, expect["build-error"])
+    fails, messages, passes = expect["fail"], expect["message"], expect["pass"]
     if not fails:
         sys.exit("%s names no `// expect-fail:` test: a variant must say which check rejects it" % source)
+    whole_lab = bool(expect["lost"])
 
-    # Run only the tests the header names: doctest takes them as one comma-separated filter.
-    named = fails + passes
-    if any("," in name or "*" in name or "?" in name for name in named):
-        sys.exit("test names used in variant headers must not contain ',', '*' or '?': %s" % named)
-    args = grade.parse_args(["--build-dir", a.build_dir, "--lab", a.lab, "--variant", a.variant,
-                             "--test", ",".join(named),
-                             "--no-build", "--timeout", "20", "--out", os.path.join(a.build_dir, "grade", "variants", a.variant)])
-    labs, device, seed, status = grade.grade(args)
+    argv = ["--build-dir", a.build_dir, "--lab", a.lab, "--variant", a.variant, "--no-build",
+            "--timeout", "20", "--out", os.path.join(a.build_dir, "grade", "variants", a.variant)]
+    if not whole_lab:
+        # Run only the tests the header names: doctest takes them as one comma-separated filter.
+        named = fails + passes
+        if any("," in name or "*" in name or "?" in name for name in named):
+            sys.exit("test names used in variant headers must not contain ',', '*' or '?': %s" % named)
+        argv += ["--test", ",".join(named)]
+    labs, device, seed, status = grade.grade(grade.parse_args(argv))
     if not device.get("ok"):
         return grade.EXIT_NO_DEVICE
     tests = {t.name: t for t in labs[0].tests}
@@ -68,6 +109,14 @@ def main():
         if test is None or test.status != "passed":
             problems.append("%r must pass (the fault must cost only its own test), but: %s"
                             % (name, "no such test" if test is None else test.output))
+    if whole_lab:
+        others = [t for t in labs[0].tests if t.name not in fails and t.status != "passed"]
+        for t in others:
+            problems.append("%r must pass (only the tests named may be lost), but it %s:\n%s"
+                            % (t.name, t.status, t.output))
+        lost = sum(t.max_score for t in labs[0].tests if t.status != "passed")
+        if lost != int(expect["lost"][0]):
+            problems.append("the variant lost %d points; it must lose exactly %s" % (lost, expect["lost"][0]))
     if problems:
         print("\nVARIANT %s NOT REJECTED AS EXPECTED (seed %d):\n  %s" % (a.variant, seed, "\n  ".join(problems)))
         return 1

@@ -1,6 +1,6 @@
 // Buggy variant of lab 01: the kernel is right, but the round trip never copies c back to the host.
 // expect-fail: round trip from host: n = 100003
-// expect-message: did you copy the result back
+// expect-message: copied 0 bytes from the device to the host
 #include "common/buffers.hpp"
 
 #include <vector>

@@ -1,0 +1,301 @@
+// The judge: run, record, compare, repeat, time, verify (judge.hpp says why each step is there).
+#include "judge.hpp"
+
+#include "buffers.hpp"
+#include "check.hpp"
+#include "device.hpp"
+#include "launch_record.hpp"
+#include "timing.hpp"
+
+#include <nvtx3/nvToolsExt.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <sstream>
+
+namespace workbook {
+
+namespace {
+
+int g_timed_calls = 0;  // time_call()s so far in the running test
+
+// Counts the 32-bit words in which two device arrays differ: a timed run's output against the
+// verified one, without copying either to the host.
+__global__ void count_differences_kernel(const unsigned* a, const unsigned* b, std::size_t n,
+                                         unsigned long long* count)
+{
+    unsigned long long local = 0;
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+        local += a[i] != b[i];
+    for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
+    if (threadIdx.x % 32 == 0 && local > 0) atomicAdd(count, local);
+}
+
+std::size_t count_differences(const float* a, const float* b, std::size_t n)
+{
+    DeviceBuffer<unsigned long long> count(1);
+    count.fill_bytes(0);
+    if (n > 0) {
+        const int blocks = static_cast<int>(std::min<std::size_t>((n + 255) / 256, 4096));
+        count_differences_kernel<<<blocks, 256>>>(reinterpret_cast<const unsigned*>(a),
+                                                  reinterpret_cast<const unsigned*>(b), n, count.data());
+        CUDA_CHECK_LAUNCH("the judge's comparison of two outputs");
+    }
+    return static_cast<std::size_t>(count.download()[0]);
+}
+
+//! [output]
+// The output of a call: on the device with guard zones, or on the host for a round trip.
+class Output {
+public:
+    explicit Output(const Call& call) : count_(call.shape.count())
+    {
+        if (call.host_output) host_.assign(count_, 0.0f);
+        else device_.emplace(count_);
+    }
+    float* data() { return device_ ? device_->data() : host_.data(); }
+    void poison()
+    {
+        if (device_) device_->poison();
+        else poison_host(host_);
+    }
+    std::vector<float> download() const { return device_ ? device_->download() : host_; }
+    GuardReport guards() const { return device_ ? device_->check_guards() : GuardReport{}; }
+
+private:
+    std::size_t count_;
+    std::optional<GuardedOutput<float>> device_;
+    std::vector<float> host_;
+};
+//! [output]
+
+std::string plural(std::size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
+
+// What a run's recording says is wrong with how the work was done, or "".
+std::string check_record(const Call& call, const LaunchRecord& record, const JudgeOptions& options)
+{
+    if (record.kernels.empty())
+        return "launched no kernel on the GPU.\nHint: the work must be done by a __global__ kernel "
+               "that " + call.function + " launches; host code, copies and cudaMemset do not count.";
+    if (options.own_kernels) {
+        const std::set<std::string>& own = student_kernels();
+        std::set<std::string> foreign;
+        for (const std::string& kernel : record.kernels)
+            if (!own.count(kernel)) foreign.insert(kernel);
+        if (!foreign.empty()) {
+            std::string text = "ran " + plural(foreign.size(), "kernel") + " that your file does not define:";
+            for (const std::string& kernel : foreign)
+                text += "\n  " + kernel_display_name(kernel) + " (" + kernel_origin(kernel) + ")";
+            return text + "\nHint: a lab is graded on the kernel you write. Calling cuBLAS, cuDNN, "
+                          "Thrust, another library or the reference solution instead earns no points.";
+        }
+    }
+    if (record.device_to_host_bytes < call.copies_back_bytes)
+        return "copied " + std::to_string(record.device_to_host_bytes) + " bytes from the device to the "
+               "host; the result alone is " + std::to_string(call.copies_back_bytes) + " bytes.\nHint: the "
+               "result must come from the GPU: copy it back with cudaMemcpy(..., "
+               "cudaMemcpyDeviceToHost) after the kernel, rather than computing it on the CPU.";
+    return "";
+}
+
+std::string race_text(const Call& call)
+{
+    return "The output changes from one run to the next on the same input: a race. " +
+           (call.race_hint.empty() ? std::string("Do threads read shared memory before other threads "
+                                                 "have written it (a missing __syncthreads()), or do "
+                                                 "several threads write the same element?")
+                                   : call.race_hint);
+}
+
+// judge_call's work, leaving the last run's output in `out` for time_call.
+Verdict judge_into(const Call& call, const JudgeOptions& options, Output& out)
+{
+    const std::string where = call.function + ", " + call.what;
+    std::vector<float> previous;
+    Comparison previous_comparison;
+    Failure failure;
+    int failed_runs = 0, first_failed = 0;
+    bool changes = false;
+    if (call.setup) call.setup();
+    //! [judge]
+    for (int run = 1; run <= options.runs; ++run) {
+        out.poison();
+        begin_recording();
+        call.run(out.data());
+        CUDA_CHECK_LAUNCH(call.function.c_str());
+        const std::string wrong_launch = check_record(call, end_recording(), options);
+        if (!wrong_launch.empty()) return {false, where + ": " + wrong_launch};
+
+        std::vector<float> got = out.download();
+        const GuardReport guards = out.guards();
+        // A run identical to the one before has the same comparison: only changes are compared again.
+        // Bit for bit, so that NaN outputs do not look like changes.
+        const bool same = run > 1 && std::memcmp(previous.data(), got.data(), got.size() * sizeof(float)) == 0;
+        changes |= run > 1 && !same;
+        Comparison comparison = same ? previous_comparison
+                                     : compare(call.output, got, call.expected(), call.shape, call.tolerance);
+        if (!(comparison.ok() && guards.intact()) && failed_runs++ == 0) {
+            first_failed = run;
+            failure = {comparison, guards, got};
+        }
+        previous = std::move(got);
+        previous_comparison = std::move(comparison);
+    }
+    //! [judge]
+    if (failed_runs == 0) return {true, ""};
+
+    std::ostringstream message;
+    message << where << ":\n";
+    if (failed_runs < options.runs)
+        message << "  " << failed_runs << " of " << options.runs << " identical runs failed (the first: run "
+                << first_failed << "); a test passes only when every run does.\n";
+    if (!failure.guards.intact()) message << "  " << failure.guards.describe(call.output, call.shape.count()) << "\n";
+    // Writes outside the output change from run to run too: the lab's diagnosis names them first.
+    const bool race = changes && failure.guards.intact();
+    message << failure.comparison.report() << "Hint: "
+            << (race ? race_text(call) : call.diagnose ? call.diagnose(failure) : std::string("compare your "
+                "output with the reference above."));
+    return {false, message.str()};
+}
+
+// Thrown from a timed run's check to stop the timing at the first wrong run.
+struct TimedRunFailed {
+    std::string message;
+};
+
+}  // namespace
+
+Verdict judge_call(const Call& call, const JudgeOptions& options)
+{
+    Output out(call);
+    return judge_into(call, options, out);
+}
+
+void run_once(const Call& call)
+{
+    Output out(call);
+    if (call.setup) call.setup();
+    call.run(out.data());
+    CUDA_CHECK_LAUNCH(call.function.c_str());
+}
+
+std::string versus(double rate, Ceiling ceiling)
+{
+    return ceiling == Ceiling::copy ? versus_copy(rate) : versus_sgemm(rate);
+}
+
+double physical_limit(Ceiling ceiling)
+{
+    return ceiling == Ceiling::copy ? 1.10 * copy_ceiling_gbs() : fp32_peak_gflops();
+}
+
+void judge_test_started() { g_timed_calls = 0; }
+
+SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>& reference, const Work& work)
+{
+    SpeedVerdict verdict;
+    const int index = g_timed_calls++;
+    verdict.call = index;
+    // Under Nsight Compute (see explain_slowness in tools.hpp): one launch, nothing timed.
+    if (const char* who = std::getenv("WORKBOOK_PROFILE")) {
+        const char* wanted = std::getenv("WORKBOOK_PROFILE_CALL");
+        if (index == (wanted ? std::atoi(wanted) : 0)) {
+            Output out(yours);
+            out.poison();
+            if (yours.setup) yours.setup();
+            nvtxRangePushA("workbook-profile");
+            if (std::strcmp(who, "reference") == 0) reference(out.data());
+            else yours.run(out.data());
+            CUDA_CHECK_LAUNCH("the profiled launch");
+            nvtxRangePop();
+        }
+        verdict.ok = true;
+        verdict.message = "profiled";
+        return verdict;
+    }
+
+    Output out(yours);
+    const Verdict correct = judge_into(yours, {}, out);
+    if (!correct.ok) {
+        verdict.message = "not timed: " + yours.function + " is wrong at " + yours.what +
+                          ". Make the correctness tests pass first.\n" + correct.message;
+        return verdict;
+    }
+    // The last judged run's output, verified: every timed run must reproduce it.
+    const std::size_t count = yours.shape.count();
+    DeviceBuffer<float> verified(count);
+    if (count > 0)
+        CUDA_CHECK(cudaMemcpy(verified.data(), out.data(), count * sizeof(float), cudaMemcpyDeviceToDevice));
+
+    int run = 0;
+    TimingOptions checked;
+    checked.before_each = [&] {
+        out.poison();
+        begin_recording();
+    };
+    checked.after_each = [&] {
+        ++run;
+        const std::string where = "timed run " + std::to_string(run) + " of " +
+                                  std::to_string(checked.warmup + checked.repetitions) + " (" + yours.what + ")";
+        const std::string wrong_launch = check_record(yours, end_recording(), {});
+        if (!wrong_launch.empty()) throw TimedRunFailed{where + ": " + wrong_launch};
+        const GuardReport guards = out.guards();
+        if (!guards.intact()) throw TimedRunFailed{where + ": " + guards.describe(yours.output, count)};
+        if (count_differences(out.data(), verified.data(), count) == 0) return;
+        // Not bit for bit the verified output: still right if within the tolerance (atomics
+        // may add in another order every time).
+        const Comparison again = compare(yours.output, out.download(), yours.expected(), yours.shape, yours.tolerance);
+        if (!again.ok())
+            throw TimedRunFailed{where + ": the output is wrong, although the runs before timing were "
+                                 "right. Every timed run must do the whole work.\n" + again.report()};
+    };
+    //! [timed runs]
+    Timing mine;
+    try {
+        mine = time_gpu([&] { yours.run(out.data()); }, checked);
+    } catch (const TimedRunFailed& failed) {
+        verdict.message = "the timed runs were checked too, and " + failed.message;
+        return verdict;
+    }
+    TimingOptions fair;  // the reference's runs start from the same poisoned output
+    fair.before_each = [&] { out.poison(); };
+    const Timing theirs = time_gpu([&] { reference(out.data()); }, fair);
+    //! [timed runs]
+
+    //! [versus]
+    verdict.rate = mine.giga_per_second(work.amount);
+    verdict.yours = "your kernel: " + versus(verdict.rate, work.ceiling) + ", " + mine.describe();
+    verdict.reference = "reference:   " + versus(theirs.giga_per_second(work.amount), work.ceiling) + ", " +
+                        theirs.describe();
+    //! [versus]
+    const double limit = physical_limit(work.ceiling);
+    if (verdict.rate > limit) {
+        std::ostringstream text;
+        text << "your kernel's figure, " << versus(verdict.rate, work.ceiling) << ", is beyond what this GPU "
+             << "can physically do ("
+             << (work.ceiling == Ceiling::copy ? "its copy bandwidth, plus 10% for timing noise: "
+                                               : "its FP32 peak from SM count, clock and FP32 lanes: ")
+             << static_cast<long>(limit) << (work.ceiling == Ceiling::copy ? " GB/s" : " GFLOP/s")
+             << "). The timed runs cannot have done the work they are credited with.";
+        verdict.message = text.str();
+        return verdict;
+    }
+    verdict.speed = theirs.seconds() / mine.seconds();
+    if (verdict.speed < kSpeedFloor) {
+        std::ostringstream text;
+        text.precision(3);
+        text << "your kernel takes " << 1 / verdict.speed << "x the reference's time (at most "
+             << 1 / kSpeedFloor << "x earns these points).";
+        verdict.slow = true;
+        verdict.message = text.str();
+        return verdict;
+    }
+    verdict.ok = true;
+    return verdict;
+}
+
+}  // namespace workbook

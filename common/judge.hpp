@@ -1,0 +1,146 @@
+/// \file judge.hpp
+/// \brief The judge: one mechanism that runs, compares, times and reports every graded call of
+/// every lab.
+///
+/// A lab states only its data, as a Call: the student's function, the case, the output's name
+/// and shape, the float64 reference, the tolerance, and the lab's hints. The judge does the rest,
+/// the same way for every lab:
+///
+/// 1. poison the output (NaN) and arm the guard zones around it;
+/// 2. run the student's function, recording with CUPTI which kernels it launched;
+/// 3. check that a kernel ran and that every kernel that ran is defined in the student's file;
+/// 4. compare the output with the reference and check the guards;
+/// 5. repeat, three runs in all: the call passes only if every run passes, and an output that
+///    changes between identical runs is reported as a race;
+/// 6. for a performance test, time it beside the reference with the output poisoned before every
+///    timed run and verified after it, and refuse a figure beyond what the GPU can physically do.
+///
+/// Nothing here uses doctest: the checkers' doctest layer (checker.hpp) and `make bench` call
+/// the same functions.
+#pragma once
+
+#include "compare.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace workbook {
+
+/// \brief What a failed comparison looked like, for a lab's hint.
+struct Failure {
+    Comparison comparison;   ///< the output against the reference
+    GuardReport guards;      ///< writes outside the output
+    std::vector<float> got;  ///< the output as read back
+};
+
+/// \brief One graded call of a student's function: everything the judge needs to know.
+///
+/// \snippet tests/check_01_vector_add.cpp call
+struct Call {
+    std::string function;           ///< the student's function, as the lab names it: "launch_vector_add"
+    const void* address = nullptr;  ///< its address; null when the student's file lacks it
+    std::string what;               ///< the case, e.g. "n = 1000" or "17 x 33 x 65"
+    std::string output = "out";     ///< the output's name in the lab, e.g. "c"
+    Shape shape;                    ///< how the output's elements are named
+    Tolerance tolerance;            ///< how far from the reference an element may be
+    /// The float64 reference, one value per output element (called when first needed).
+    std::function<const std::vector<double>&()> expected;
+    /// Runs once before the call's runs, outside them (lab 07 copies its mask here).
+    std::function<void()> setup;
+    /// Calls the student's function so that it writes the output at `out`.
+    std::function<void(float* out)> run;
+    /// The lab's hint for a wrong output (the judge itself explains races and foreign kernels).
+    std::function<std::string(const Failure&)> diagnose;
+    /// The lab's words for an output that changes between identical runs.
+    std::string race_hint;
+    bool host_output = false;             ///< `out` is host memory: a round trip from the host
+    std::size_t copies_back_bytes = 0;    ///< at least this many bytes must be copied device to host
+};
+
+/// \brief How many times the judge runs a call: every run must pass.
+constexpr int kJudgeRuns = 3;
+
+/// \brief The lowest speed that earns a performance test's points: the student's kernel may take
+/// up to 1 / kSpeedFloor (1.25x) the reference's time.
+constexpr double kSpeedFloor = 0.8;
+
+/// \brief Options of judge_call.
+struct JudgeOptions {
+    int runs = kJudgeRuns;            ///< runs, all of which must pass
+    bool own_kernels = true;          ///< every kernel must be defined in the student's file
+};
+
+/// \brief The judge's verdict on a call.
+struct Verdict {
+    bool ok = false;      ///< every run passed
+    std::string message;  ///< when !ok: what went wrong, where, and a hint
+};
+
+/// \brief Runs, records and compares a call kJudgeRuns times (see the file's description).
+/// \param call the call to judge
+/// \param options how many runs, and whose kernels count
+/// \return the verdict; a CUDA error in the student's code throws CudaError
+/// \snippet tests/check_01_vector_add.cpp call
+Verdict judge_call(const Call& call, const JudgeOptions& options = {});
+
+/// \brief Runs a call once on a plain output, with no checks: the work a sanitizer probe watches.
+/// \param call the call to run
+void run_once(const Call& call);
+
+/// \brief What a rate is measured against.
+enum class Ceiling {
+    copy,  ///< bytes per second, against a device-to-device copy on this GPU
+    fp32,  ///< floating-point operations per second, against cuBLAS SGEMM (FP32) on this GPU
+};
+
+/// \brief How a performance test counts the work of one call.
+struct Work {
+    double amount = 0;            ///< bytes moved (Ceiling::copy) or floating-point operations (fp32)
+    Ceiling ceiling = Ceiling::copy;  ///< what the rate is set beside
+};
+
+/// \brief A rate in the unit of its ceiling: "GB/s" or "GFLOP/s", and the sentence that sets it
+/// beside the ceiling, e.g. "2700 GB/s = 91% of copy (2958 GB/s)".
+/// \param rate the rate in GB/s or GFLOP/s
+/// \param ceiling what it is measured against
+std::string versus(double rate, Ceiling ceiling);
+
+/// \brief The most this GPU can physically do: the measured copy bandwidth (with 10% for timing
+/// noise), or the FP32 peak from its SM count, clock and FP32 lanes per SM.
+/// \param ceiling which limit
+/// \return GB/s or GFLOP/s
+double physical_limit(Ceiling ceiling);
+
+/// \brief The outcome of a timed comparison with the reference.
+struct SpeedVerdict {
+    bool ok = false;          ///< timed, verified, possible, and fast enough
+    bool slow = false;        ///< the only problem is the speed (then an explanation may help)
+    std::string message;      ///< when !ok, what went wrong
+    std::string yours;        ///< "your kernel: ..." line
+    std::string reference;    ///< "reference: ..." line
+    double rate = 0;          ///< the student's rate (GB/s or GFLOP/s)
+    double speed = 0;         ///< reference time over the student's time
+    int call = 0;             ///< which time_call of the running test this was (0 for the first)
+};
+
+/// \brief Times a correct call beside the reference, verifying every timed run.
+///
+/// The call is judged first ("not timed" if wrong). Then each timed run starts on a poisoned
+/// output and ends with the output compared with the verified one and its kernels checked, so
+/// a launch that skips the work once the correctness runs are over fails. A rate beyond
+/// physical_limit() fails too. Under a profiler (the environment variable WORKBOOK_PROFILE is
+/// "yours" or "reference"), only the chosen launch runs once, inside the NVTX range
+/// "workbook-profile", and nothing is timed.
+/// \param yours the student's call
+/// \param reference the reference solution's launch, writing the same output
+/// \param work what one call does
+/// \snippet tests/check_01_vector_add.cpp speed
+SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>& reference, const Work& work);
+
+/// \brief Forgets which timed call of a test comes next (called when a test starts); a profiler
+/// run picks its call by this count (WORKBOOK_PROFILE_CALL).
+void judge_test_started();
+
+}  // namespace workbook

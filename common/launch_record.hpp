@@ -1,0 +1,52 @@
+/// \file launch_record.hpp
+/// \brief What a graded call really did on the GPU: the kernels it launched and the bytes it
+/// copied back to the host, recorded by CUPTI.
+///
+/// A checker compares the student's output with a float64 reference, but a correct output does
+/// not prove that the student's kernel computed it: cuBLAS, the reference solution or the CPU
+/// can stand in. CUPTI, NVIDIA's profiling interface that ships with the CUDA toolkit, sees every
+/// kernel the process launches, whoever launches it. The judge (judge.hpp) opens a recording
+/// around each call of a student's function and then checks that a kernel ran and that every
+/// kernel that ran is defined in the student's own file.
+///
+/// Which kernels are the student's is decided when the checker is built: a build step lists the
+/// symbols defined in the student's object file (tests/student_symbols.py) into
+/// `<checker>.kernels`, beside the checker. The names CUPTI reports are the same mangled names.
+#pragma once
+
+#include <cstddef>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace workbook {
+
+/// \brief What one recording saw.
+struct LaunchRecord {
+    std::vector<std::string> kernels;     ///< mangled names of the kernels launched, in order
+    std::size_t device_to_host_bytes = 0; ///< bytes copied from device to host
+};
+
+/// \brief Starts recording (CUPTI is set up on first use). Throws std::runtime_error with the
+/// reason when CUPTI cannot record here, for example under another profiler.
+/// \snippet common/judge.cu judge
+void begin_recording();
+
+/// \brief Waits for the GPU, ends the recording begun by begin_recording and returns it.
+/// \snippet common/judge.cu judge
+LaunchRecord end_recording();
+
+/// \brief The kernels defined in the student's file of this checker, read once from
+/// `<this executable>.kernels`. Throws std::runtime_error when that list is missing.
+const std::set<std::string>& student_kernels();
+
+/// \brief A kernel's name for people: demangled, without its parameter list.
+/// \param mangled the name as CUPTI reports it
+std::string kernel_display_name(const std::string& mangled);
+
+/// \brief Whose a kernel that the student's file does not define probably is: "cuBLAS",
+/// "cuDNN", "CUTLASS", "Thrust or CUB", "the reference solution" or "the workbook's library".
+/// \param mangled the name as CUPTI reports it
+std::string kernel_origin(const std::string& mangled);
+
+}  // namespace workbook
