@@ -101,6 +101,13 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--build-dir", required=True)
     build_dir = os.path.abspath(p.parse_args().build_dir)
+    # Without a GPU nothing would be graded: skip before building a whole tree for nothing.
+    sys.path.insert(0, os.path.join(SOURCE_DIR, "tests"))
+    import grade
+    device = grade.probe_device(build_dir)
+    if not device.get("ok"):
+        print("skipped, nothing was graded: %s" % device.get("message", "no usable GPU"))
+        return 77
     with tempfile.TemporaryDirectory() as tmp:
         tree = os.path.join(tmp, "faulty")
         shutil.copytree(os.path.join(SOURCE_DIR, "solutions"), tree)
