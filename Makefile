@@ -28,7 +28,8 @@ $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
 
 # The checkers' test framework is doctest, from the system. As root with apt, install it;
-# otherwise CMake looks for it and, failing that, downloads its single header.
+# otherwise CMake looks for it and, failing that, downloads its single header. OpenSSL's
+# libcrypto (libssl-dev) signs the results: installed the same way; CMake stops if it is missing.
 deps:
 	@command -v cmake >/dev/null || { echo "cmake is missing: install CMake 3.24 or newer"; exit 1; }
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) is missing: the grader needs Python 3"; exit 1; }
@@ -37,6 +38,13 @@ deps:
 	    echo "Installing doctest-dev, the checkers' test framework"; \
 	    (apt-get install -y -qq doctest-dev >/dev/null 2>&1 || \
 	     (apt-get update -qq && apt-get install -y -qq doctest-dev >/dev/null)) || true; \
+	  fi; \
+	fi
+	@if ! echo '#include <openssl/hmac.h>' | $(CXX) -x c++ -fsyntax-only - >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "Installing libssl-dev, whose libcrypto signs the checkers' results"; \
+	    (apt-get install -y -qq libssl-dev >/dev/null 2>&1 || \
+	     (apt-get update -qq && apt-get install -y -qq libssl-dev >/dev/null)) || true; \
 	  fi; \
 	fi
 # The book and its browser test (make docs, make test) need Doxygen, graphviz, matplotlib and

@@ -18,9 +18,9 @@
 
 #include "check.hpp"
 #include "device.hpp"
+#include "hmac.hpp"
 #include "json.hpp"
 #include "random.hpp"
-#include "sha256.hpp"
 #include "tools.hpp"
 
 #include <cuda_runtime.h>

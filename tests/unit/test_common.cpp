@@ -8,9 +8,9 @@
 #include "common/check.hpp"
 #include "common/checker.hpp"
 #include "common/compare.hpp"
+#include "common/hmac.hpp"
 #include "common/json.hpp"
 #include "common/random.hpp"
-#include "common/sha256.hpp"
 #include "common/stats.hpp"
 
 #include <cmath>
