@@ -3,9 +3,12 @@
 
     build_docs.py --build-dir BUILD [--skip-if-missing]
 
-1. Finds the tools: Doxygen, graphviz's dot, and a Python with matplotlib (this one, or
-   Debian's /usr/bin/python3, where python3-matplotlib installs). A missing one is named with
-   the command that installs it; the exit status is then 1, or 77 with --skip-if-missing
+1. Finds the tools: Doxygen, graphviz's dot, a Python with matplotlib (this one, or Debian's
+   /usr/bin/python3, where python3-matplotlib installs), and the book's theme, the
+   doxygen-awesome-css stylesheets (where Debian's package doxygen-awesome-css installs them,
+   /usr/share/doxygen-awesome-css, or the folder that $DOXYGEN_AWESOME_CSS names: a checkout of
+   the theme). A missing one is named with the command that installs it; the exit status is
+   then 1, or 77 with --skip-if-missing
    (ctest's "skipped": the test suite never reports a docs check as passed that did not run).
 2. Draws each lab's measured figures from docs/figures/reference_run.csv into BUILD/docs/figures
    (docs/plot_figures.py).
@@ -30,7 +33,11 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXIT_SKIPPED = 77
-INSTALL = "apt-get install doxygen graphviz python3-matplotlib"
+INSTALL = "apt-get install doxygen graphviz python3-matplotlib doxygen-awesome-css"
+# The theme: where Debian's doxygen-awesome-css package puts it, and the stylesheets the book
+# uses, in the order docs/Doxyfile gives them (the base theme, then its sidebar-only variant).
+THEME_DIRS = ["/usr/share/doxygen-awesome-css"]
+THEME_FILES = ["doxygen-awesome.css", "doxygen-awesome-sidebar-only.css"]
 BENCH_RESULTS = os.path.join(ROOT, "docs", "bench")
 BENCH_TITLE = "Benchmarks: the sources' tables on this GPU"
 # A Markdown image on a line of its own, as bench/report.py writes one under each table.
@@ -46,6 +53,39 @@ def python_with_matplotlib():
             if r.returncode == 0:
                 return python
     return None
+
+
+def find_theme():
+    """The folder that holds the doxygen-awesome-css stylesheets, or None."""
+    folders = [os.environ.get("DOXYGEN_AWESOME_CSS", "")] + THEME_DIRS
+    for folder in folders:
+        if folder and all(os.path.isfile(os.path.join(folder, name)) for name in THEME_FILES):
+            return folder
+    return None
+
+
+def find_tools():
+    """((doxygen, dot, python, theme), missing): the paths of the book's tools, None for a
+    missing one, and the missing ones' names. tests/docs/browser_test.py asks this too, to skip
+    when the book could not be built."""
+    tools = (shutil.which("doxygen"), shutil.which("dot"), python_with_matplotlib(), find_theme())
+    names = ("doxygen", "graphviz (dot)", "matplotlib for Python 3",
+             "the doxygen-awesome-css theme (package doxygen-awesome-css, in %s)" % THEME_DIRS[0])
+    return tools, [name for name, found in zip(names, tools) if not found]
+
+
+def missing_message(missing):
+    return ("make docs needs %s, which %s not installed. Install: %s (Debian/Ubuntu; `make docs` "
+            "or `make test` run as root installs them)."
+            % (", ".join(missing), "is" if len(missing) == 1 else "are", INSTALL))
+
+
+def doxygen_version(doxygen):
+    """Doxygen's version as a tuple of numbers, (0,) when it does not say."""
+    r = subprocess.run([doxygen, "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                       text=True)
+    m = re.match(r"\s*(\d+(?:\.\d+)*)", r.stdout)
+    return tuple(int(part) for part in m.group(1).split(".")) if m else (0,)
 
 
 def write_bench_page(python, bench_dir):
@@ -109,13 +149,9 @@ def main(argv=None):
     started = time.monotonic()
     out = os.path.join(os.path.abspath(args.build_dir), "docs")
 
-    doxygen, dot, python = shutil.which("doxygen"), shutil.which("dot"), python_with_matplotlib()
-    missing = [name for name, found in (("doxygen", doxygen), ("graphviz (dot)", dot),
-                                        ("matplotlib for Python 3", python)) if not found]
+    (doxygen, dot, python, theme), missing = find_tools()
     if missing:
-        print("make docs needs %s, which %s not installed. Install: %s (Debian/Ubuntu; "
-              "`make docs` or `make test` run as root installs them)."
-              % (", ".join(missing), "is" if len(missing) == 1 else "are", INSTALL))
+        print(missing_message(missing))
         return EXIT_SKIPPED if args.skip_if_missing else 1
 
     figures = os.path.join(out, "figures")
@@ -147,8 +183,16 @@ def main(argv=None):
         'STRIP_FROM_PATH += "%s"' % bench,
         'FILTER_PATTERNS = "*.md=%s"' % filter_cmd,
         'DOT_PATH = "%s"' % os.path.dirname(dot),
+        # The theme where it was found, then the book's own few rules (docs/book.css).
+        "HTML_EXTRA_STYLESHEET = %s" % " ".join(
+            '"%s"' % path for path in [os.path.join(theme, name) for name in THEME_FILES]
+            + ["docs/book.css"]),
         "",
     ])
+    if doxygen_version(doxygen) >= (1, 9, 5):
+        # Doxygen 1.9.5 added a dark style of its own, which the theme's README turns off (the
+        # theme has its own); older Doxygens do not know the tag, and would warn.
+        config += "HTML_COLORSTYLE = LIGHT\n"
     r = subprocess.run([doxygen, "-"], input=config, cwd=ROOT, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True, errors="replace")
     sys.stdout.write(r.stdout)

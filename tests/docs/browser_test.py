@@ -18,9 +18,17 @@ The grade report is checked the same way: a sample that this script writes with 
 own writers (passed, failed, skipped and bonus tests, a lab that does not compile), plus every
 --report given and BUILD/grade/report.html when a grade run left one.
 
-It saves screenshots of the main page, a lab page and the report under BUILD/docs/screenshots/,
-for a person to look at. Exit status: 0 all good; 1 a check failed; 77 (skipped) when Chromium
-is not installed, or when the book was not built because Doxygen is missing.
+It saves screenshots under BUILD/docs/screenshots/, for a person to look at: the main page
+(main_page.png), lab 01's page (lab_page.png) and its measured figures (lab_figures.png), and the
+sample report (grade_report.png). Each is taken once the navigation tree has settled, and checked:
+the PNG exists, is not empty, and its header (the IHDR chunk) gives the window's size, 1280 x 900.
+On the book's pages it also checks that the theme applied: doxygen-awesome-css's stylesheets
+loaded and set its colours, its sidebar is as wide as the theme's --side-nav-fixed-width and
+Doxygen's TREEVIEW_WIDTH equals it (as the theme requires), the text starts right of the sidebar,
+the tree marks the page, and every plot fits the text column.
+
+Exit status: 0 all good; 1 a check failed; 77 (skipped) when Chromium is not installed, or when
+the book could not be built because one of its tools is missing (docs/build_docs.py names it).
 """
 import argparse
 import base64
@@ -31,6 +39,7 @@ import json
 import os
 import queue
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -42,6 +51,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 EXIT_SKIPPED = 77
 PAGE_TIMEOUT = 30.0
+# The window, in CSS pixels at a device scale factor of 1: a screenshot's size in pixels.
+WINDOW = (1280, 900)
 
 # Debian's flags for a headless Chromium as root on a machine with no network.
 CHROMIUM_FLAGS = [
@@ -49,7 +60,7 @@ CHROMIUM_FLAGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--disable-dev-shm-usage", "--disable-extensions", "--disable-default-apps",
     "--no-default-browser-check", "--mute-audio", "--hide-scrollbars",
-    "--window-size=1280,900", "--remote-debugging-pipe",
+    "--window-size=%d,%d" % WINDOW, "--remote-debugging-pipe",
 ]
 
 
@@ -191,7 +202,8 @@ class Tab:
         for domain in ("Page", "Runtime", "Network"):
             self.send(domain + ".enable")
         self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+                  {"width": WINDOW[0], "height": WINDOW[1], "deviceScaleFactor": 1,
+                   "mobile": False})
 
     def send(self, method, params=None):
         return self.browser.send(method, params, self.session)
@@ -285,6 +297,116 @@ INSPECT = """(async () => {
     links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
   };
 })()"""
+
+
+# What a screenshot shows, once the page has settled: the navigation tree built and done
+# sliding open (Doxygen's navtree.js animates it with jQuery), the fonts loaded, the page at
+# `anchor` when one is given. Then what the theme did to it.
+SETTLE = """(async (anchor) => {
+  const wait = ms => new Promise(done => setTimeout(done, ms));
+  const tree = document.getElementById('nav-tree');
+  let until = Date.now() + 5000;
+  while (tree && !tree.querySelector('.selected') && Date.now() < until) await wait(20);
+  until = Date.now() + 5000;
+  while (window.jQuery && jQuery(':animated').length && Date.now() < until) await wait(20);
+  if (document.fonts) await document.fonts.ready;
+  if (anchor) {
+    const target = document.getElementById(anchor);
+    if (!target) return {error: 'no element #' + anchor};
+    target.scrollIntoView({block: 'start'});
+  }
+  await wait(200);
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const root = getComputedStyle(document.documentElement);
+  const sheets = Array.from(document.styleSheets).map(sheet => (sheet.href || '').split('/').pop());
+  const side = document.getElementById('side-nav');
+  const contents = document.querySelector('div.contents');
+  const selected = tree && tree.querySelector('.selected');
+  const content = document.getElementById('doc-content');
+  // TREEVIEW_WIDTH, as Doxygen writes it into navtree.css: #side-nav { width: ...px }.
+  let treeview = null;
+  for (const sheet of document.styleSheets)
+    if ((sheet.href || '').endsWith('/navtree.css'))
+      for (const rule of sheet.cssRules)
+        if (rule.selectorText === '#side-nav' && rule.style.width)
+          treeview = parseFloat(rule.style.width);
+  return {
+    sheets: sheets,
+    primary: root.getPropertyValue('--primary-color').trim(),
+    fixed: parseFloat(root.getPropertyValue('--side-nav-fixed-width')) || null,
+    side: side ? side.getBoundingClientRect().width : null,
+    content: content ? content.getBoundingClientRect().left : null,
+    treeview: treeview,
+    selected: selected ? selected.innerText.replace(/^[\\s\u25ba\u25bc]+/, '').trim() : null,
+    column: contents ? contents.clientWidth : null,
+    plots: Array.from(document.querySelectorAll('div.image img, div.dotgraph img')).map(i => ({
+      src: i.getAttribute('src'), width: i.getBoundingClientRect().width,
+      natural: i.naturalWidth})),
+  };
+})"""
+
+# The theme's stylesheets, as docs/Doxyfile (HTML_EXTRA_STYLESHEET) names them.
+THEME_SHEETS = ("doxygen-awesome.css", "doxygen-awesome-sidebar-only.css", "book.css")
+
+
+def png_size(path):
+    """(width, height) from a PNG's header: the signature, then the IHDR chunk, which the PNG
+    standard puts first: its length (4 bytes), its type, then width and height (4 bytes each,
+    big-endian). None when the file is not a PNG."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        return None
+    return struct.unpack(">II", head[16:24])
+
+
+def take_screenshot(tab, url, path, problems, anchor=None, book=True):
+    """Opens url, waits for it to settle, saves a screenshot to path and checks it; on a page of
+    the book also checks that the theme applied. Returns a line for the log."""
+    name = os.path.basename(path)
+    result = tab.open(url)
+    for failure in result["failed"]:
+        problems.append("%s: a resource failed to load: %s" % (name, failure))
+    info = tab.evaluate("%s(%s)" % (SETTLE, json.dumps(anchor)))
+    if info.get("error"):
+        problems.append("%s: %s" % (name, info["error"]))
+    if os.path.exists(path):
+        os.remove(path)         # a screenshot left by an earlier run must not pass for this one
+    tab.screenshot(path)
+    size = png_size(path) if os.path.exists(path) else None
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        problems.append("%s: the screenshot was not saved, or is empty" % name)
+    elif size != WINDOW:
+        problems.append("%s: the screenshot is %s, not the window's %d x %d pixels"
+                        % (name, "%d x %d" % size if size else "not a PNG", *WINDOW))
+    line = "  %-18s %s, %d bytes" % (name, "%d x %d" % size if size else "?",
+                                      os.path.getsize(path) if os.path.exists(path) else 0)
+    if not book:
+        return line
+    missing = [sheet for sheet in THEME_SHEETS if sheet not in info["sheets"]]
+    if missing or not info["primary"]:
+        problems.append("%s: the doxygen-awesome-css theme did not apply (%s)" % (
+            name, "stylesheets not loaded: " + ", ".join(missing) if missing
+            else "its --primary-color is not set"))
+    if info["side"] is None or info["fixed"] is None or abs(info["side"] - info["fixed"]) > 1:
+        problems.append("%s: the sidebar is %s px wide, not the theme's --side-nav-fixed-width "
+                        "(%s px, set in docs/book.css)" % (name, info["side"], info["fixed"]))
+    if info["treeview"] != info["fixed"]:
+        problems.append("%s: TREEVIEW_WIDTH in docs/Doxyfile (%s px) differs from the theme's "
+                        "--side-nav-fixed-width in docs/book.css (%s px): the theme needs them "
+                        "equal" % (name, info["treeview"], info["fixed"]))
+    if info["content"] is None or info["side"] is None or info["content"] < info["side"] - 1:
+        problems.append("%s: the page's text starts at x = %s px, under the %s px sidebar"
+                        % (name, info["content"], info["side"]))
+    if not info["selected"]:
+        problems.append("%s: the navigation tree does not mark the page" % name)
+    for plot in info["plots"]:
+        if info["column"] is None or plot["width"] > info["column"] + 1 or not plot["natural"]:
+            problems.append("%s: the image %s is %s px wide in a %s px column (the theme's "
+                            "`.contents img` rule should fit it)"
+                            % (name, plot["src"], plot["width"], info["column"]))
+    return line + ", theme %s, sidebar %d px, tree at \"%s\", %d plot(s)" % (
+        info["primary"], info["side"] or 0, info["selected"], len(info["plots"]))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -428,11 +550,15 @@ def main(argv=None):
         print("SKIPPED: Chromium is not installed (Debian: apt-get install chromium; `make test` "
               "as root installs it).")
         return EXIT_SKIPPED
+    # docs.build skips when a tool of the book is missing (Doxygen, graphviz, matplotlib, the
+    # doxygen-awesome-css theme): then there is no book, or an old one, to check.
+    sys.path.insert(0, os.path.join(ROOT, "docs"))
+    import build_docs
+    _, missing = build_docs.find_tools()
+    if missing:
+        print("SKIPPED: the book was not built: " + build_docs.missing_message(missing))
+        return EXIT_SKIPPED
     if not os.path.exists(os.path.join(site, "index.html")):
-        if not shutil.which("doxygen"):
-            print("SKIPPED: the book was not built: Doxygen is not installed "
-                  "(apt-get install doxygen graphviz python3-matplotlib).")
-            return EXIT_SKIPPED
         print("FAILED: %s does not exist: build the book first (make docs)" % site)
         return 1
 
@@ -459,15 +585,21 @@ def main(argv=None):
         tab = Tab(browser)
         images, links = check_site(tab, base, site, pages, problems, log)
 
-        # Screenshots for a person: the main page and a lab page.
+        # Screenshots for a person: the main page, lab 01's page (the first lab's), and the
+        # same page at its measured figures (the plot, sized by docs/book.css).
         labs = [page for page in pages if page.startswith("lab_") and page.endswith(".html")
                 and "_figures" not in page]
-        for name, page in (("main_page.png", "index.html"), ("lab_page.png", (labs or [None])[0])):
-            if page is None:
-                problems.append("no lab page (lab_*.html) in the book")
-                continue
-            tab.open(base + page)
-            tab.screenshot(os.path.join(shots, name))
+        log("Screenshots, in %s" % shots)
+        if not labs:
+            problems.append("no lab page (lab_*.html) in the book")
+        lab = labs[0] if labs else None
+        for name, page, anchor in (("main_page.png", "index.html", None),
+                                   ("lab_page.png", lab, None),
+                                   ("lab_figures.png", lab,
+                                    lab and lab[:-len(".html")] + "_figures")):
+            if page:
+                log(take_screenshot(tab, base + page, os.path.join(shots, name), problems,
+                                    anchor))
 
         for i, report in enumerate(reports):
             server, base = serve(os.path.dirname(report))
@@ -483,8 +615,8 @@ def main(argv=None):
                 if needed not in html_text:
                     problems.append("%s: the report does not show its %s" % (report, needed))
             if i == 0:
-                tab.open(base + name)
-                tab.screenshot(os.path.join(shots, "grade_report.png"))
+                log(take_screenshot(tab, base + name, os.path.join(shots, "grade_report.png"),
+                                    problems, book=False))
                 bars = tab.evaluate("document.querySelectorAll('.bar').length")
                 pres = tab.evaluate("document.querySelectorAll('pre').length")
                 if not bars or not pres:
