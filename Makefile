@@ -8,6 +8,8 @@
 #   make grade SUBMISSION=path     grade another copy of labs/ (one student's)
 #   make grade SEED=n              replay a grade run with the seed it printed
 #   make grade-class SUBMISSIONS=dir  grade every student's copy of labs/ in dir, one per GPU
+#   make grade-class SUBMISSIONS=dir RUNNER=slurm  ... as one Slurm job array, a task per student
+#   make check LAB=01 RUNNER=slurm    check a lab on a GPU of a Slurm cluster (from a login node)
 #   make bench                     rerun the source documents' tables on this GPU (build/bench_results)
 #   make bench PUBLISH=1           ... and copy the results into docs/bench for the book
 #   make docs                      build the book (Doxygen) into build/docs/html
@@ -16,7 +18,21 @@
 BUILD  ?= build
 PYTHON ?= python3
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
-GRADE   = $(PYTHON) tests/grade.py --build-dir $(BUILD) $(if $(SEED),--seed $(SEED))
+# Where the checkers run: RUNNER=local (the default: this machine's GPUs) or RUNNER=slurm (srun
+# for check and grade, one sbatch job array for grade-class). The Slurm settings, as make
+# variables or from the environment; those left unset are the cluster's defaults:
+#   SLURM_PARTITION, SLURM_ACCOUNT   where the jobs go
+#   SLURM_TIME                       a job's time limit (grade-class: each student's; default 30)
+#   SLURM_CONCURRENCY                grade-class: at most this many students at once (array %N)
+#   SLURM_GRES                       generic resources per job (default gpu:1; empty or none: none)
+#   REGRADE=1                        grade-class: grade every student again, not only the missing
+RUNNER ?= local
+SLURM_SETTINGS = $(if $(SLURM_PARTITION),--partition '$(SLURM_PARTITION)') \
+  $(if $(SLURM_ACCOUNT),--account '$(SLURM_ACCOUNT)') $(if $(SLURM_TIME),--time '$(SLURM_TIME)') \
+  $(if $(filter undefined,$(origin SLURM_GRES)),,--gres '$(SLURM_GRES)')
+RUN_ON  = $(if $(filter-out local,$(RUNNER)),--runner $(RUNNER) $(SLURM_SETTINGS))
+GRADE   = $(PYTHON) tests/grade.py --build-dir $(BUILD) $(if $(SEED),--seed $(SEED)) $(RUN_ON)
+CLASS_ON = $(if $(RUN_ON),$(RUN_ON) $(if $(SLURM_CONCURRENCY),--concurrency $(SLURM_CONCURRENCY)) $(if $(REGRADE),--regrade))
 
 .PHONY: all grade grade-class check test clean configure deps docs bench
 all: configure
@@ -72,7 +88,7 @@ grade: configure
 
 grade-class: configure
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade-class SUBMISSIONS=dir"; exit 2; }
-	$(PYTHON) tests/grade_class.py --build-dir $(BUILD) --submissions $(SUBMISSIONS) $(if $(SEED),--seed $(SEED)) $(if $(LAB),--lab $(LAB))
+	$(PYTHON) tests/grade_class.py --build-dir $(BUILD) --submissions $(SUBMISSIONS) $(if $(SEED),--seed $(SEED)) $(if $(LAB),--lab $(LAB)) $(CLASS_ON)
 
 check: configure
 	@test -n "$(LAB)" || { echo "usage: make check LAB=01"; exit 2; }

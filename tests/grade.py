@@ -22,6 +22,11 @@ How a lab is graded:
 
 Outputs, under <build>/grade/: results.json (Gradescope's format), junit.xml, and one log per lab
 with everything the checker printed.
+
+On a cluster's login node, which has no GPU: --runner slurm (make check LAB=NN RUNNER=slurm) runs
+this same command through `srun --gres=gpu:1` on a GPU of the cluster, its output streamed live
+and its exit status srun's. Run locally on a machine with no GPU but with srun, the grader says so
+and names that command.
 """
 import argparse
 import hashlib
@@ -43,6 +48,7 @@ EXIT_CONTEXT_LOST = 75     # checker: a sticky CUDA error; resume in a fresh pro
 TIMEOUT_FACTOR = 10        # a test may take this many times the reference solution's time...
 TIMEOUT_FLOOR = 20.0       # ...and never less than this many seconds
 REFERENCE_TIMEOUT = 300.0  # while the reference solution itself is timed
+PROFILE_ALLOWANCE = 150.0  # more for a performance test: a slow kernel is explained by two ncu runs
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -302,6 +308,18 @@ def describe_status(code):
 # ----------------------------------------------------------------------------------------------
 # The device
 
+def nvidia_smi_gpus():
+    """The indices of the GPUs nvidia-smi lists (none when it is missing or fails)."""
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if r.returncode != 0:
+        return []
+    return [i for i in (line.strip() for line in r.stdout.splitlines()) if i.isdigit()]
+
+
 def probe_device(build_dir):
     """Runs device_query once: the GPU's facts and ceilings, shared by every checker."""
     ok, output = build(build_dir, "device_query")
@@ -461,9 +479,12 @@ def remember_reference_times(trusted_build_dir, lab, trusted, device):
 
 
 def test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log):
-    """Seconds each test may take: --timeout if given, else from the reference's own times."""
+    """Seconds each test may take: --timeout if given, else from the reference's own times; a
+    performance test also gets the time to explain a slow kernel with Nsight Compute."""
+    def allowance(test):
+        return PROFILE_ALLOWANCE if "performance" in test.name else 0.0
     if args.timeout:
-        return args.timeout
+        return lambda test: args.timeout + allowance(test)
     if args.solutions:
         return REFERENCE_TIMEOUT  # the reference is what is being timed
     entry = load_reference_times(trusted_build_dir).get(lab.id)
@@ -480,7 +501,8 @@ def test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
     seconds = entry["seconds"]
     print("  timeouts: %dx the reference solution's time per test on this GPU, at least %.0f s"
           % (TIMEOUT_FACTOR, TIMEOUT_FLOOR))
-    return lambda test: max(TIMEOUT_FLOOR, TIMEOUT_FACTOR * seconds.get(test.name, REFERENCE_TIMEOUT))
+    return lambda test: (max(TIMEOUT_FLOOR, TIMEOUT_FACTOR * seconds.get(test.name, REFERENCE_TIMEOUT))
+                         + allowance(test))
 
 
 def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, device, args, log_dir):
@@ -549,6 +571,15 @@ def parse_args(argv):
     p.add_argument("--out", help="where results.json, junit.xml and logs go (default <build>/grade)")
     p.add_argument("--expect", choices=["full", "zero"],
                    help="for the test suite: exit 0 only if the score is full / every test failed")
+    slurm = p.add_argument_group("Slurm", "--runner slurm: this same command, run by srun on a GPU "
+                                          "of the cluster (make RUNNER=slurm, SLURM_* variables)")
+    slurm.add_argument("--runner", choices=["local", "slurm"], default="local",
+                       help="where the checkers run: here (default) or through srun")
+    slurm.add_argument("--partition", help="srun --partition (SLURM_PARTITION)")
+    slurm.add_argument("--account", help="srun --account (SLURM_ACCOUNT)")
+    slurm.add_argument("--time", help="srun --time, Slurm's format, e.g. 30 or 1:00:00 (SLURM_TIME)")
+    slurm.add_argument("--gres", default="gpu:1",
+                       help="srun --gres (default %(default)s; '' or none asks for none: SLURM_GRES)")
     return p.parse_args(argv)
 
 
@@ -592,6 +623,7 @@ def grade(args):
         env_extra["WORKBOOK_COPY_GBS"] = "%.3f" % device["copy_gbs"]
     else:
         print("%s\nEvery GPU test is skipped: nothing is graded." % device.get("message"))
+        print_slurm_hint(args)
 
     out_dir = os.path.abspath(args.out or os.path.join(build_dir, "grade"))
     os.makedirs(out_dir, exist_ok=True)
@@ -645,15 +677,69 @@ def cmake_cache_value(build_dir, key):
     return ""
 
 
+# ----------------------------------------------------------------------------------------------
+# Slurm: a login node has no GPU, its cluster has
+
+def print_slurm_hint(args):
+    """On a machine with no GPU but with Slurm's srun (a login node), and not already inside a
+    Slurm job: says so, and names the command that grades on a GPU of the cluster."""
+    if os.environ.get("SLURM_JOB_ID") or shutil.which("srun") is None or nvidia_smi_gpus():
+        return
+    print("This machine has no GPU (nvidia-smi lists none), but it has Slurm's srun: to grade on "
+          "a GPU of the cluster, run\n    %s RUNNER=slurm" % make_command(args))
+    sys.stdout.flush()
+
+
+def make_command(args):
+    """The make command of this grade run: make check LAB=NN, or make grade and its variables."""
+    if args.verbose and args.lab:
+        words = ["make check", "LAB=" + args.lab]
+    else:
+        words = ["make grade"] + (["LAB=" + args.lab] if args.lab else [])
+        words += ["SUBMISSION=" + args.submission] if args.submission else []
+    words += ["SOLUTIONS=1"] if args.solutions else []
+    words += ["SEED=%d" % args.seed] if args.seed is not None else []
+    return " ".join(words)
+
+
+def run_on_slurm(args, argv):
+    """This very grade run, with --runner local, as one task that srun places on a GPU of the
+    cluster: its output comes back live, and its exit status is the grade run's."""
+    sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "slurm"))
+    import slurm
+    try:
+        cmd = slurm.srun_command(slurm.options(args.partition, args.account, args.time, args.gres),
+                                 [sys.executable, "-u", os.path.abspath(__file__), *argv,
+                                  "--runner", "local"], name="workbook-grade")
+    except slurm.SlurmError as e:
+        sys.exit(str(e))
+    print("$ %s" % " ".join(cmd), flush=True)
+    proc = subprocess.Popen(cmd)
+    # ^C reaches srun from the terminal too; a signal sent to this process alone is passed on.
+    signal.signal(signal.SIGTERM, lambda signum, frame: proc.send_signal(signal.SIGTERM))
+    while True:
+        try:
+            status = proc.wait()
+            break
+        except KeyboardInterrupt:
+            proc.send_signal(signal.SIGINT)   # srun --quit-on-interrupt: the job ends
+    return status if status >= 0 else 128 - status
+
+
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
     if shutil.which("cmake") is None:
         sys.exit("cmake is not installed: see README.md, Prerequisites")
+    if args.runner == "slurm":
+        return run_on_slurm(args, argv)
     labs, device, seed, status = grade(args)
     if args.expect == "full" and status == 1:
         print("EXPECTED FULL MARKS")
     if args.expect == "zero" and status == 1:
         print("EXPECTED EVERY TEST TO FAIL, but some passed: a test that cannot fail is a defect")
+    if status == EXIT_NO_DEVICE:
+        print_slurm_hint(args)
     return status
 
 

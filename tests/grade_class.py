@@ -29,6 +29,23 @@ student. How a class is graded:
 Without a GPU every submission is still built, so compile errors are reported, and every GPU test
 is reported as skipped: the students' status is "no GPU" and the exit status 77.
 
+On a Slurm cluster (--runner slurm, `make grade-class RUNNER=slurm`), steps 4 to 6 change; the
+workbook, the build folder and --out must be on a filesystem that the compute nodes share:
+  4'. The reference checkers are still built once, here, before anything is submitted. Then ONE
+     job array goes to sbatch, a task per student, each with --gres=gpu:1 (--gres), --time
+     (default: --student-timeout), and --partition, --account and the array's %N limit
+     (--concurrency) when given. Task i runs tests/slurm/grade_task.py: prebuild and
+     grade_student for student i, the same functions as here, so a compile error or a runaway
+     build costs only that student's task.
+  5'. While it runs, a progress line (done, running, pending, failed, from squeue and sacct)
+     each time the counts change, and each student's score as their task ends.
+  6'. A task that Slurm ends otherwise than COMPLETED (TIMEOUT, OUT_OF_MEMORY, NODE_FAIL,
+     CANCELLED, FAILED) gives its student a "grading failed" row naming that state and the
+     task's log, <out>/slurm/<job>_<task>.log.
+  Resume: the same command again keeps every student who has results in --out, with the seed
+  they were graded with, and submits only the others (--regrade: everyone, afresh). ^C or
+  SIGTERM cancels the array (scancel) and waits until none of its tasks is left.
+
 Exit status: 0 when every student was graded, 1 when the grading of some failed, 77 when there
 was no GPU. Neither the students' scores nor folders that are not graded change it.
 """
@@ -36,6 +53,7 @@ import argparse
 import csv
 import fcntl
 import json
+import math
 import os
 import queue
 import re
@@ -49,7 +67,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "slurm"))
 import grade  # noqa: E402  (the trusted test lists, and the build folders' names)
+import slurm  # noqa: E402  (sbatch, squeue, sacct, scancel: tests/slurm/slurm.py)
 
 GRADE_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grade.py")
 DEFAULT_STUDENT_TIMEOUT = 30 * 60.0
@@ -144,13 +164,19 @@ def run_logged(cmd, log, timeout=None, env=None, nice=False):
 
 
 def stop_tree(proc):
-    """Stops a process, its group, and every process it started, checkers in sessions of their
-    own included: the group is frozen first so that it starts nothing new meanwhile."""
+    """Stops a process, its group, and every process it started, and waits for it."""
+    kill_tree(proc.pid)
+    proc.wait()
+
+
+def kill_tree(leader):
+    """Kills a process group and every process its leader started, checkers in sessions of
+    their own included: the group is frozen first so that it starts nothing new meanwhile."""
     try:
-        os.killpg(proc.pid, signal.SIGSTOP)
+        os.killpg(leader, signal.SIGSTOP)
     except OSError:
         pass
-    for pid in descendants(proc.pid):
+    for pid in descendants(leader):
         for kill in (os.killpg, os.kill):
             try:
                 kill(pid, signal.SIGKILL)
@@ -158,10 +184,9 @@ def stop_tree(proc):
             except OSError:
                 continue
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(leader, signal.SIGKILL)
     except OSError:
         pass
-    proc.wait()
 
 
 def descendants(pid):
@@ -328,15 +353,7 @@ def find_gpus(requested):
         requested = os.environ["CUDA_VISIBLE_DEVICES"]
     if requested is not None:
         return [Gpu(g.strip(), g.strip()) for g in requested.split(",") if g.strip()]
-    try:
-        r = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    if r.returncode != 0:
-        return []
-    return [Gpu(i, i, {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
-            for i in (line.strip() for line in r.stdout.splitlines()) if i.isdigit()]
+    return [Gpu(i, i, {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}) for i in grade.nvidia_smi_gpus()]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -371,16 +388,21 @@ def write_gradebook(path, students, labs):
             out.writerow([s.name] + scores + [possible, possible_bonus, s.status, s.note])
 
 
-def summary_text(students, labs, seed, args, gpus, seconds):
+def replay_command(args, seed):
+    return "make grade-class SUBMISSIONS=%s SEED=%d%s%s" % (
+        args.submissions, seed, " LAB=%s" % args.lab if args.lab else "",
+        " RUNNER=slurm" if args.runner == "slurm" else "")
+
+
+def summary_text(students, labs, seed, args, where, seconds):
+    """`where`: the GPUs it ran on ("2 GPUs", "no GPU", "Slurm job 12")."""
     possible = sum(lab.max_score for lab in labs)
     graded = [s for s in students if s.graded]
     students_here = plural(len([s for s in students if s.status != "not graded"]), "student")
-    replay = "make grade-class SUBMISSIONS=%s SEED=%d%s" % (
-        args.submissions, seed, " LAB=%s" % args.lab if args.lab else "")
     lines = ["# Class grading: %s" % args.submissions, "",
              "%s, labs %s; seed %d (replay: %s); %s; %s." % (
-                 students_here, ", ".join(lab.id for lab in labs), seed, replay,
-                 plural(len(gpus), "GPU") if gpus else "no GPU", duration(seconds)), ""]
+                 students_here, ", ".join(lab.id for lab in labs), seed,
+                 replay_command(args, seed), where, duration(seconds)), ""]
     counts = {status: [s.name for s in students if s.status == status]
               for status in ("ok", "no GPU", "grading failed", "not graded")}
     lines.append("Status: " + "; ".join(
@@ -434,88 +456,10 @@ def summary_text(students, labs, seed, args, gpus, seconds):
 
 
 # ----------------------------------------------------------------------------------------------
-# The class
+# Grading here: a pool of builders feeding one grader per GPU
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--submissions", required=True, help="a folder with one copy of labs/ per student")
-    p.add_argument("--build-dir", default=os.path.join(grade.SOURCE_DIR, "build"))
-    p.add_argument("--out", help="where the gradebook, summary and each student's reports go "
-                                 "(default <build>/class; what an earlier class run left there is removed)")
-    p.add_argument("--lab", help="grade one lab only: its number (01) or full name (01_vector_add)")
-    p.add_argument("--seed", type=int, help="the class's data seed; by default a fresh one is drawn")
-    p.add_argument("--gpus", help="the GPUs to use, e.g. 0,2 (default: every GPU)")
-    p.add_argument("--student-timeout", type=float, default=DEFAULT_STUDENT_TIMEOUT,
-                   help="seconds one student's grading may take (default %(default).0f)")
-    p.add_argument("--build-jobs", type=int, help="submissions built at once (default: one per "
-                                                  "grader, at most one per 4 CPUs)")
-    return p.parse_args(argv)
-
-
-def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    started = time.monotonic()
-    if shutil.which("cmake") is None:
-        sys.exit("cmake is not installed: see README.md, Prerequisites")
-    args.build_dir = os.path.abspath(args.build_dir)
-    args.submissions = os.path.abspath(args.submissions)
-    if not os.path.isdir(args.submissions):
-        sys.exit("no such submissions folder: %s" % args.submissions)
-    if any(re.match(r"\d\d_", e) for e in os.listdir(args.submissions)):
-        sys.exit("%s holds lab folders itself: it is one copy of labs/, not a class of them "
-                 "(grade it with make grade SUBMISSION=%s)" % (args.submissions, args.submissions))
-
-    grade.configure(args.build_dir)
-    # One class run at a time per build folder: two would build the same folders at once.
-    lock = open(os.path.join(args.build_dir, "grade_class.lock"), "w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        say("waiting for the other grade_class.py run on %s to end ..." % args.build_dir)
-        fcntl.flock(lock, fcntl.LOCK_EX)
-    with open(os.path.join(args.build_dir, "workbook.json")) as f:
-        manifest = json.load(f)
-    labs = [grade.Lab(entry["id"], entry["source"]) for entry in manifest["labs"]]
-    if args.lab:
-        labs = [lab for lab in labs if args.lab in (lab.id, lab.number)]
-        if not labs:
-            sys.exit("no lab %s; the labs are: %s" % (args.lab, ", ".join(
-                entry["id"] for entry in manifest["labs"])))
-
-    students = find_students(args.submissions)
-    to_grade = [s for s in students if not s.note]
-    for s in students:
-        if s.note:
-            say("%s: %s: %s" % (s.status, s.name, s.note))
-    gpus = find_gpus(args.gpus)
-    workers = max(1, len(gpus))
-    build_jobs = args.build_jobs or max(1, min(workers, (os.cpu_count() or 2) // 4))
-    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
-    out_dir = os.path.abspath(args.out or os.path.join(args.build_dir, "class"))
-    clear_out(out_dir)
-    for s in to_grade:
-        os.makedirs(os.path.join(out_dir, s.key))
-
-    say("Grading %s in %s, labs %s" % (plural(len(to_grade), "student"), args.submissions,
-                                               ", ".join(lab.id for lab in labs)))
-    say("seed %d (replay with: make grade-class SUBMISSIONS=%s SEED=%d%s)" % (
-        seed, args.submissions, seed, " LAB=%s" % args.lab if args.lab else ""))
-    if gpus:
-        say("%s (%s): one student per GPU at a time" % (
-            plural(len(gpus), "GPU"), ", ".join(g.label for g in gpus)))
-    else:
-        say("no GPU found (nvidia-smi): every submission is built and every GPU test is skipped")
-
-    # The trusted side: built once, and the tests each lab holds with their points and bonus.
-    t0 = time.monotonic()
-    build_reference(args.build_dir, labs)
-    say("        built the reference checkers (%.0f s)" % (time.monotonic() - t0))
-    tests_by_name = {}
-    for lab in labs:
-        lab.tests = grade.list_tests(
-            os.path.join(args.build_dir, "bin", "check_%s_solution" % lab.id), [])
-        for test in lab.tests:
-            tests_by_name["lab %s %s: %s" % (lab.number, lab.title, test.name)] = (lab, test)
+def grade_here(to_grade, args, labs, seed, out_dir, tests_by_name, gpus, build_jobs):
+    """Grades every student on this machine's GPUs (or with none), one at a time per GPU."""
     possible = sum(lab.max_score for lab in labs)
     possible_bonus = sum(lab.max_bonus for lab in labs)
 
@@ -581,10 +525,353 @@ def main(argv=None):
             stop_tree(proc)
         sys.exit("interrupted: the gradebook was not written")
 
+
+# ----------------------------------------------------------------------------------------------
+# Grading on a Slurm cluster: one job array, one task per student (tests/slurm/grade_task.py)
+#
+# <out>/slurm/ holds the run's record (class.json: the submissions, labs, seed and jobs), each
+# array's tasks file and each task's Slurm log (<job>_<task>.log). Each task leaves
+# <out>/<student>/slurm_task.json beside the student's reports: grade.py's exit status.
+
+SLURM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slurm")
+TASK_PY = os.path.join(SLURM_DIR, "grade_task.py")
+TASK_RECORD = "slurm_task.json"
+WHY = {"COMPLETED": "ended without recording a result",
+       "TIMEOUT": "ran past its time limit (SLURM_TIME=%(time)s)",
+       "OUT_OF_MEMORY": "ran out of memory",
+       "NODE_FAIL": "its node failed",
+       "CANCELLED": "was cancelled (scancel, or the cluster's administrators)",
+       "FAILED": "failed: the task itself stopped with an error",
+       "UNKNOWN": "is no longer known to Slurm (squeue, sacct), and left no results"}
+
+
+class Interrupted(Exception):
+    pass
+
+
+def raise_interrupted(signum, frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def write_json(path, value):
+    with open(path + ".tmp", "w") as f:
+        json.dump(value, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
+def start_or_resume(out_dir, args, labs):
+    """The record of this Slurm run of the class in out_dir: an earlier one of the same class and
+    labs, which this run resumes with its seed, or (none, or --regrade) a fresh one."""
+    path = os.path.join(out_dir, "slurm", "class.json")
+    earlier = read_json(path)
+    for job in (earlier or {}).get("jobs", []):
+        if slurm.active_tasks(job):
+            sys.exit("Slurm job %s of an earlier run into %s still has tasks pending or running: "
+                     "wait for it to end, or cancel it (scancel %s)" % (job, out_dir, job))
+    lab_ids = [lab.id for lab in labs]
+    if earlier and not args.regrade:
+        if (earlier.get("submissions"), earlier.get("labs")) != (args.submissions, lab_ids):
+            sys.exit("%s holds the grading of %s, labs %s: grade this class elsewhere (--out), "
+                     "or add REGRADE=1 to replace it" % (out_dir, earlier.get("submissions"),
+                                                         ", ".join(earlier.get("labs") or [])))
+        if args.seed is not None and args.seed != earlier["seed"]:
+            sys.exit("the students graded in %s drew seed %d: add REGRADE=1 to grade them all "
+                     "again with seed %d" % (out_dir, earlier["seed"], args.seed))
+        return earlier
+    clear_out(out_dir)
+    shutil.rmtree(os.path.join(out_dir, "slurm"), ignore_errors=True)
+    os.makedirs(os.path.join(out_dir, "slurm"))
+    record = {"submissions": args.submissions, "labs": lab_ids, "jobs": [],
+              "seed": args.seed if args.seed is not None else secrets.randbelow(2**31)}
+    write_json(path, record)
+    return record
+
+
+def read_task(student, record, out_dir, tests_by_name):
+    """Fills in a student from what its task recorded, as the local runner does from
+    prebuild and grade_student: the same results.json, read by the same read_results."""
+    student.seconds = record.get("seconds", 0.0)
+    if record.get("note"):
+        student.status, student.note = "grading failed", record["note"]
+    elif record.get("exit_status") is None:
+        student.status, student.note = "grading failed", "its Slurm task recorded no exit status"
+    else:
+        read_results(student, record["exit_status"], out_dir, tests_by_name, None)
+
+
+def earlier_result(student, out_dir, tests_by_name):
+    """The student as an earlier run graded them into out_dir, or None when they have no results."""
+    record = read_json(os.path.join(out_dir, student.key, TASK_RECORD))
+    if record is None:
+        return None
+    earlier = Student(student.name, student.path)
+    read_task(earlier, record, out_dir, tests_by_name)
+    return earlier if earlier.graded else None
+
+
+def fresh_folder(out_dir, student):
+    """The student's report folder, emptied of what an earlier attempt left there."""
+    path = os.path.join(out_dir, student.key)
+    if any(os.path.exists(os.path.join(path, name)) for name in ("build.log", "grade.log", TASK_RECORD)):
+        shutil.rmtree(path)
+    os.makedirs(path, exist_ok=True)
+
+
+def finish_task(student, state, job, index, args, out_dir, tests_by_name):
+    """A task has ended: the student's results, or a row that says how Slurm ended it."""
+    log = os.path.join(out_dir, "slurm", "%s_%d.log" % (job, index))
+    record = read_json(os.path.join(out_dir, student.key, TASK_RECORD))
+    if record is not None and state in ("COMPLETED", "UNKNOWN"):
+        read_task(student, record, out_dir, tests_by_name)
+        return
+    why = WHY.get(state, "ended") % {"time": args.time}
+    student.status = "grading failed"
+    student.note = "Slurm %s: task %s_%d %s; log: %s" % (state, job, index, why, log)
+
+
+def submit(todo, args, seed, out_dir, record):
+    """The tasks file, then one array through sbatch: its job id, kept in class.json."""
+    tasks = os.path.join(out_dir, "slurm", "tasks-%d.json" % (len(record["jobs"]) + 1))
+    write_json(tasks, {"out": out_dir, "build_dir": args.build_dir, "seed": seed, "lab": args.lab,
+                       "labs": record["labs"],
+                       "students": [{"name": s.name, "path": s.path} for s in todo]})
+    settings = slurm.options(args.partition, args.account, args.time, args.gres)
+    job = slurm.submit_array(len(todo), settings, "grade-class",
+                             os.path.join(out_dir, "slurm", "%A_%a.log"),
+                             [sys.executable, TASK_PY, tasks], grade.SOURCE_DIR, args.concurrency)
+    record["jobs"].append(job)
+    write_json(os.path.join(out_dir, "slurm", "class.json"), record)
+    say("Slurm job %s: %s (%s), one per student; logs in %s/" % (
+        job, plural(len(todo), "task"), " ".join(settings) or "no options",
+        os.path.join(out_dir, "slurm")))
+    return job
+
+
+def watch(job, todo, args, out_dir, tests_by_name, possible, possible_bonus):
+    """Waits until every task has ended: a progress line whenever the counts change, and each
+    student's score as their task ends."""
+    ended, last = set(), None
+    while len(ended) < len(todo):
+        try:
+            states = slurm.task_states(job, len(todo))
+        except slurm.SlurmError as e:
+            say("        %s; asking again in %.0f s" % (e, args.poll))
+            time.sleep(args.poll)
+            continue
+        for i, s in enumerate(todo):
+            if i not in ended and states[i] in slurm.FINISHED:
+                ended.add(i)
+                finish_task(s, states[i], job, i, args, out_dir, tests_by_name)
+                say("[%*d/%d] %s (task %s_%d): %s%s" % (
+                    len(str(len(todo))), len(ended), len(todo), s.name, job, i,
+                    score_text(s, possible, possible_bonus),
+                    " (%.0f s)" % s.seconds if s.seconds else ""))
+        counts = [sum(slurm.kind(state) == k for state in states.values())
+                  for k in ("done", "running", "pending", "failed")]
+        if counts != last:
+            say("        Slurm job %s: %d done, %d running, %d pending, %d failed" % (job, *counts))
+            last = counts
+        if len(ended) < len(todo):
+            time.sleep(args.poll)
+
+
+def grade_on_slurm(to_grade, args, labs, record, out_dir, tests_by_name):
+    """Grades the students who have no results in out_dir yet as one Slurm job array; ^C or
+    SIGTERM cancels the array and waits until none of its tasks is left."""
+    possible = sum(lab.max_score for lab in labs)
+    possible_bonus = sum(lab.max_bonus for lab in labs)
+    todo = []
+    for s in to_grade:
+        earlier = earlier_result(s, out_dir, tests_by_name)   # none after --regrade
+        if earlier is None:
+            todo.append(s)
+        else:
+            s.__dict__.update(earlier.__dict__)
+    if len(todo) < len(to_grade):
+        say("%s already graded in %s (REGRADE=1 grades them again): %s" % (
+            plural(len(to_grade) - len(todo), "student"), out_dir,
+            ", ".join(s.name for s in to_grade if s not in todo)))
+    if not todo:
+        return jobs_text(record)
+    for s in todo:
+        fresh_folder(out_dir, s)
+
+    job = None
+    handlers = {sig: signal.signal(sig, raise_interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        # No signal between sbatch's answer and the job id kept: a ^C meanwhile waits until here.
+        signal.pthread_sigmask(signal.SIG_BLOCK, handlers)
+        try:
+            job = submit(todo, args, record["seed"], out_dir, record)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, handlers)
+        watch(job, todo, args, out_dir, tests_by_name, possible, possible_bonus)
+    except slurm.SlurmError as e:
+        sys.exit(str(e))
+    except Interrupted as e:
+        for sig, handler in handlers.items():
+            signal.signal(sig, signal.SIG_IGN)
+        if job is None:
+            sys.exit("interrupted (%s) before any job was submitted" % e)
+        say("interrupted (%s): cancelling Slurm job %s ..." % (e, job))
+        try:
+            left = "none of its tasks is left" if slurm.cancel(job) else (
+                "but squeue still lists some of its tasks: check with squeue --jobs=%s" % job)
+        except slurm.SlurmError as error:
+            sys.exit("interrupted, and Slurm job %s could not be cancelled: %s\nCancel it with: "
+                     "scancel %s" % (job, error, job))
+        sys.exit("interrupted: Slurm job %s was cancelled, %s. The gradebook was not written; "
+                 "the same command grades the students who have no results yet." % (job, left))
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    return jobs_text(record)
+
+
+def jobs_text(record):
+    """The arrays that graded the class, for the summary: "Slurm jobs 12, 15"."""
+    return "Slurm job%s %s" % ("s" if len(record["jobs"]) > 1 else "", ", ".join(record["jobs"]) or "(none)")
+
+
+# ----------------------------------------------------------------------------------------------
+# The class
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--submissions", required=True, help="a folder with one copy of labs/ per student")
+    p.add_argument("--build-dir", default=os.path.join(grade.SOURCE_DIR, "build"))
+    p.add_argument("--out", help="where the gradebook, summary and each student's reports go "
+                                 "(default <build>/class; what an earlier class run left there is removed)")
+    p.add_argument("--lab", help="grade one lab only: its number (01) or full name (01_vector_add)")
+    p.add_argument("--seed", type=int, help="the class's data seed; by default a fresh one is drawn")
+    p.add_argument("--gpus", help="the GPUs to use, e.g. 0,2 (default: every GPU)")
+    p.add_argument("--student-timeout", type=float, default=DEFAULT_STUDENT_TIMEOUT,
+                   help="seconds one student's grading may take (default %(default).0f)")
+    p.add_argument("--build-jobs", type=int, help="submissions built at once (default: one per "
+                                                  "grader, at most one per 4 CPUs)")
+    cluster = p.add_argument_group(
+        "Slurm", "--runner slurm: one job array, a task per student on a GPU of its own. Each "
+        "student's reports are kept: the same command again grades only the students without "
+        "results (--regrade: all of them)")
+    cluster.add_argument("--runner", choices=["local", "slurm"], default="local",
+                         help="local (default): this machine's GPUs; slurm: a Slurm job array")
+    cluster.add_argument("--partition", help="sbatch --partition (SLURM_PARTITION)")
+    cluster.add_argument("--account", help="sbatch --account (SLURM_ACCOUNT)")
+    cluster.add_argument("--time", help="each student's time limit, Slurm's format: minutes, or "
+                                        "H:MM:SS (SLURM_TIME; default: --student-timeout)")
+    cluster.add_argument("--concurrency", type=int,
+                         help="at most this many students at once: the array's %%N (SLURM_CONCURRENCY)")
+    cluster.add_argument("--gres", default="gpu:1",
+                         help="each task's generic resources (default %(default)s; '' or none: "
+                              "none, for a cluster without GPUs; SLURM_GRES)")
+    cluster.add_argument("--regrade", action="store_true",
+                         help="grade every student again, with a fresh seed (REGRADE=1)")
+    cluster.add_argument("--poll", type=float, default=10.0,
+                         help="seconds between two looks at the queue (default %(default).0f)")
+    args = p.parse_args(argv)
+    if args.time is None:
+        args.time = str(int(math.ceil(args.student_timeout / 60)))
+    return args
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    started = time.monotonic()
+    if shutil.which("cmake") is None:
+        sys.exit("cmake is not installed: see README.md, Prerequisites")
+    args.build_dir = os.path.abspath(args.build_dir)
+    args.submissions = os.path.abspath(args.submissions)
+    if not os.path.isdir(args.submissions):
+        sys.exit("no such submissions folder: %s" % args.submissions)
+    if any(re.match(r"\d\d_", e) for e in os.listdir(args.submissions)):
+        sys.exit("%s holds lab folders itself: it is one copy of labs/, not a class of them "
+                 "(grade it with make grade SUBMISSION=%s)" % (args.submissions, args.submissions))
+    if args.runner == "slurm":
+        try:
+            for command in ("sbatch", "squeue", "scancel"):
+                slurm.require(command)
+        except slurm.SlurmError as e:
+            sys.exit(str(e))
+
+    grade.configure(args.build_dir)
+    # One class run at a time per build folder: two would build the same folders at once.
+    lock = open(os.path.join(args.build_dir, "grade_class.lock"), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        say("waiting for the other grade_class.py run on %s to end ..." % args.build_dir)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    with open(os.path.join(args.build_dir, "workbook.json")) as f:
+        manifest = json.load(f)
+    labs = [grade.Lab(entry["id"], entry["source"]) for entry in manifest["labs"]]
+    if args.lab:
+        labs = [lab for lab in labs if args.lab in (lab.id, lab.number)]
+        if not labs:
+            sys.exit("no lab %s; the labs are: %s" % (args.lab, ", ".join(
+                entry["id"] for entry in manifest["labs"])))
+
+    students = find_students(args.submissions)
+    to_grade = [s for s in students if not s.note]
+    for s in students:
+        if s.note:
+            say("%s: %s: %s" % (s.status, s.name, s.note))
+    out_dir = os.path.abspath(args.out or os.path.join(args.build_dir, "class"))
+    if args.runner == "slurm":
+        try:
+            record = start_or_resume(out_dir, args, labs)   # an earlier run's seed, when resumed
+        except slurm.SlurmError as e:
+            sys.exit(str(e))
+        seed = record["seed"]
+    else:
+        gpus = find_gpus(args.gpus)
+        workers = max(1, len(gpus))
+        build_jobs = args.build_jobs or max(1, min(workers, (os.cpu_count() or 2) // 4))
+        seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+        clear_out(out_dir)
+        for s in to_grade:
+            os.makedirs(os.path.join(out_dir, s.key))
+
+    say("Grading %s in %s, labs %s" % (plural(len(to_grade), "student"), args.submissions,
+                                               ", ".join(lab.id for lab in labs)))
+    say("seed %d (replay with: %s)" % (seed, replay_command(args, seed)))
+    if args.runner == "slurm":
+        say("Slurm: a job array, one task per student, each with %s" % (
+            " ".join(slurm.options(args.partition, args.account, args.time, args.gres))))
+    elif gpus:
+        say("%s (%s): one student per GPU at a time" % (
+            plural(len(gpus), "GPU"), ", ".join(g.label for g in gpus)))
+    else:
+        say("no GPU found (nvidia-smi): every submission is built and every GPU test is skipped")
+
+    # The trusted side: built once, and the tests each lab holds with their points and bonus.
+    t0 = time.monotonic()
+    build_reference(args.build_dir, labs)
+    say("        built the reference checkers (%.0f s)" % (time.monotonic() - t0))
+    tests_by_name = {}
+    for lab in labs:
+        lab.tests = grade.list_tests(
+            os.path.join(args.build_dir, "bin", "check_%s_solution" % lab.id), [])
+        for test in lab.tests:
+            tests_by_name["lab %s %s: %s" % (lab.number, lab.title, test.name)] = (lab, test)
+
+    if args.runner == "slurm":
+        where = grade_on_slurm(to_grade, args, labs, record, out_dir, tests_by_name)
+    else:
+        grade_here(to_grade, args, labs, seed, out_dir, tests_by_name, gpus, build_jobs)
+        where = plural(len(gpus), "GPU") if gpus else "no GPU"
+
     seconds = time.monotonic() - started
     gradebook = os.path.join(out_dir, "gradebook.csv")
     write_gradebook(gradebook, students, labs)
-    summary = summary_text(students, labs, seed, args, gpus, seconds)
+    summary = summary_text(students, labs, seed, args, where, seconds)
     with open(os.path.join(out_dir, "summary.md"), "w") as f:
         f.write(summary)
     say("\n" + summary)

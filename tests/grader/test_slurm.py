@@ -1,0 +1,519 @@
+#!/usr/bin/env python3
+"""Class grading on Slurm, against a real Slurm: a cluster of one node on localhost.
+
+    python3 tests/grader/test_slurm.py --build-dir build [-v]
+
+The cluster. As root, Debian's slurm-wlm and munge are installed when missing (apt-get). Then
+munged (with a key made for this run), slurmctld and slurmd start with everything they write under
+<build>/test_slurm/cluster (slurm.conf, the key, state, spool, logs), on loopback ports of their
+own, and are stopped at the end by their pids, whatever happened. Where that cannot be done (not
+root, no apt, a daemon that does not start) the test is skipped, exit status 77, and says why.
+
+The node has no GPU, so the runner asks for none (--gres none) and every student who is graded
+says "no GPU" (grade.py's exit 77). What is tested is the plumbing, on lab 02 alone:
+  1. A class of two, through --runner slurm: one array of two tasks; the student whose lab 02
+     does not compile is graded (0, "does not compile") like the whole one; a row each.
+  2. A third student, whose lab 02 #includes a named pipe that no one writes, so that its build
+     waits forever: the same command again submits one task, for that student only, and Slurm
+     stops it at its 1-minute time limit: a row "grading failed", TIMEOUT, and the task's log.
+     Nothing it started is left running.
+  3. The third student is fixed: the same command again grades that student only, with the
+     class's seed; the gradebook has the three rows.
+  4. make check's RUNNER=slurm: tests/grade.py through srun gives the same exit status and the
+     same results as run here, and here it names that command.
+  5. A run of two stalling students, one at a time (--concurrency 1), interrupted by SIGINT, and
+     again by SIGTERM: the array is cancelled, nothing of it is left in the queue or running.
+At the end the queue is empty.
+"""
+import argparse
+import csv
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import unittest
+
+TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOURCE_DIR = os.path.dirname(TESTS_DIR)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The whole and the broken student bear unit.grade_class's names: a student's build folder is
+# named after them, so under make test, which runs that test first, theirs are already built.
+from test_grade_class import WHOLE, BROKEN  # noqa: E402
+
+EXIT_SKIP = 77
+LAB = "02_naive_transpose"
+STALL = "slurmtest-stall"
+CANCELLED = ("slurmtest-cancel-a", "slurmtest-cancel-b")
+PACKAGES = ["slurm-wlm", "munge"]
+BUILD_DIR = ROOT = CLUSTER = None   # set in main
+
+
+class CannotStart(Exception):
+    """Slurm cannot be started here: the test is skipped, with this reason."""
+
+
+# ----------------------------------------------------------------------------------------------
+# The cluster
+
+def install_slurm():
+    """Debian's slurm-wlm and munge, when missing: as root with apt only."""
+    needed = ["sbatch", "squeue", "scancel", "srun", "sinfo", "slurmctld", "slurmd", "munged"]
+    if all(shutil.which(c) or os.path.exists("/usr/sbin/" + c) for c in needed):
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        raise CannotStart("Slurm is not installed, and installing it needs root and apt-get")
+    print("Installing %s (apt-get), for this test's cluster" % " ".join(PACKAGES), flush=True)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *PACKAGES]
+    if subprocess.run(install, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode:
+        subprocess.run(["apt-get", "update", "-qq"], env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        r = subprocess.run(install, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode:
+            raise CannotStart("apt-get could not install %s:\n%s" % (" ".join(PACKAGES), r.stdout[-2000:]))
+
+
+def daemon(name):
+    return shutil.which(name) or "/usr/sbin/" + name
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+SLURM_CONF = """\
+# A cluster of one node on localhost, for tests/grader/test_slurm.py only.
+ClusterName=workbooktest
+SlurmctldHost={host}(127.0.0.1)
+SlurmctldPort={ctld_port}
+SlurmdPort={slurmd_port}
+CommunicationParameters=NoInAddrAny,NoCtldInAddrAny
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket={dir}/munge/munge.socket
+StateSaveLocation={dir}/state
+SlurmdSpoolDir={dir}/spool
+SlurmctldPidFile={dir}/slurmctld.pid
+SlurmdPidFile={dir}/slurmd.pid
+SlurmctldLogFile={dir}/log/slurmctld.log
+SlurmdLogFile={dir}/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+MpiDefault=none
+MailProg=/bin/true
+ReturnToService=2
+KillWait=5
+MinJobAge=600
+InactiveLimit=0
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+NodeName={node} NodeAddr=127.0.0.1 NodeHostname={host} CPUs={cpus} State=UNKNOWN
+PartitionName=workbooktest Nodes={node} Default=YES MaxTime=INFINITE State=UP
+"""
+
+
+class Cluster:
+    """munged, slurmctld and slurmd, everything under `root`; stop() kills them by pid."""
+
+    NODE = "workbooknode"
+
+    def __init__(self, root):
+        self.root, self.procs = root, []
+        self.conf = os.path.join(root, "slurm.conf")
+        # Every student is graded without a GPU, even on a machine that has one: it is quicker,
+        # and the same on every machine.
+        self.env = dict(os.environ, SLURM_CONF=self.conf, CUDA_VISIBLE_DEVICES="")
+
+    def start(self):
+        stop_leftovers(self.root)
+        shutil.rmtree(self.root, ignore_errors=True)
+        for sub in ("state", "spool", "log", "munge", "key"):
+            os.makedirs(os.path.join(self.root, sub))
+        os.chmod(os.path.join(self.root, "munge"), 0o755)
+        os.chmod(os.path.join(self.root, "key"), 0o700)
+        key = os.path.join(self.root, "key", "munge.key")
+        with open(key, "wb") as f:
+            f.write(os.urandom(1024))
+        os.chmod(key, 0o400)
+        host = socket.gethostname().split(".")[0]
+        with open(self.conf, "w") as f:
+            f.write(SLURM_CONF.format(host=host, node=self.NODE, dir=self.root, cpus=os.cpu_count() or 1,
+                                      ctld_port=free_port(), slurmd_port=free_port()))
+        munge = os.path.join(self.root, "munge")
+        self.spawn("munged", [daemon("munged"), "--foreground", "--force",
+                              "--socket=%s/munge.socket" % munge, "--key-file=" + key,
+                              "--pid-file=%s/munged.pid" % munge, "--seed-file=%s/munged.seed" % munge,
+                              "--log-file=%s/log/munged.log" % self.root])
+        self.wait_for(lambda: os.path.exists(os.path.join(munge, "munge.socket")), "munged")
+        self.spawn("slurmctld", [daemon("slurmctld"), "-D", "-i", "-f", self.conf])
+        self.spawn("slurmd", [daemon("slurmd"), "-D", "-N", self.NODE, "-f", self.conf])
+        self.wait_for(self.node_is_up, "slurmctld and slurmd")
+
+    def spawn(self, name, cmd):
+        out = open(os.path.join(self.root, "log", name + ".out"), "w")
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=self.env, start_new_session=True)
+        self.procs.append((name, proc))
+        with open(os.path.join(self.root, name + ".daemon"), "w") as f:
+            f.write(str(proc.pid))
+
+    def node_is_up(self):
+        r = self.run(["sinfo", "--noheader", "--format=%T"])
+        return r.returncode == 0 and r.stdout.strip() == "idle"
+
+    def wait_for(self, ready, what, seconds=45):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            for name, proc in self.procs:
+                if proc.poll() is not None:
+                    raise CannotStart("%s exited with status %s:\n%s" % (name, proc.returncode, self.logs()))
+            if ready():
+                return
+            time.sleep(0.5)
+        raise CannotStart("%s did not come up in %d s:\n%s" % (what, seconds, self.logs()))
+
+    def logs(self):
+        text = []
+        for name in sorted(os.listdir(os.path.join(self.root, "log"))):
+            with open(os.path.join(self.root, "log", name), errors="replace") as f:
+                text.append("--- %s\n%s" % (name, "".join(f.readlines()[-15:])))
+        return "\n".join(text)
+
+    def run(self, cmd, **kw):
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=self.env, **kw)
+
+    def queue(self):
+        """Every job and task the cluster still has pending, running or completing."""
+        return self.run(["squeue", "--array", "--noheader", "--format=%i %T"]).stdout.strip()
+
+    def stop(self):
+        """Cancels what is left, then stops the daemons and anything still started from them."""
+        if any(name == "slurmctld" for name, _ in self.procs):
+            self.run(["scancel", "--user=" + str(os.geteuid())])
+            deadline = time.monotonic() + 30
+            while self.queue() and time.monotonic() < deadline:
+                time.sleep(1)
+        for name, proc in reversed(self.procs):
+            stop_process(proc.pid)
+            proc.wait()
+        self.procs = []
+        stop_leftovers(self.root)
+
+
+def stop_process(pid, patience=10.0):
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        return
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline and running(pid):
+        time.sleep(0.2)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def running(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def processes_mentioning(text):
+    """The pids of the processes whose command line or environment holds `text`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        for what in ("cmdline", "environ"):
+            try:
+                with open("/proc/%s/%s" % (entry, what), "rb") as f:
+                    if text.encode() in f.read() and running(int(entry)):
+                        found.append(int(entry))
+                        break
+            except OSError:
+                continue
+    return found
+
+
+def stop_leftovers(root):
+    """What an earlier run under `root` left behind (a killed test): its daemons, by the pids it
+    kept, and the processes they started (slurmstepd, tasks), which carry its SLURM_CONF."""
+    if not os.path.isdir(root):
+        return
+    for name in os.listdir(root):
+        if name.endswith(".daemon"):
+            with open(os.path.join(root, name)) as f:
+                pid = int(f.read().strip() or 0)
+            if pid and processes_mentioning(root).count(pid):
+                stop_process(pid)
+    for pid in processes_mentioning("SLURM_CONF=" + os.path.join(root, "slurm.conf")):
+        stop_process(pid, patience=2.0)
+
+
+# ----------------------------------------------------------------------------------------------
+# The class
+
+def copy_solutions(root, student):
+    shutil.copytree(os.path.join(SOURCE_DIR, "solutions"), os.path.join(root, student))
+
+
+def make_stall(root, student):
+    """A student whose lab 02 includes a named pipe that no one writes: its build waits forever."""
+    copy_solutions(root, student)
+    lab = os.path.join(root, student, LAB)
+    os.mkfifo(os.path.join(lab, "stall.h"))
+    with open(os.path.join(lab, "transpose.cu")) as f:
+        source = f.read()
+    with open(os.path.join(lab, "transpose.cu"), "w") as f:
+        f.write('#include "stall.h"  // a named pipe: the compiler waits for it forever\n' + source)
+
+
+def grade_class(cluster, submissions, out, *extra):
+    """tests/grade_class.py --runner slurm on the test's cluster: (exit status, output)."""
+    r = cluster.run(grade_class_command(submissions, out, *extra), timeout=400)
+    print(r.stdout, flush=True)
+    return r.returncode, r.stdout
+
+
+def grade_class_command(submissions, out, *extra):
+    return [sys.executable, os.path.join(TESTS_DIR, "grade_class.py"), "--build-dir", BUILD_DIR,
+            "--submissions", submissions, "--out", out, "--lab", "02", "--runner", "slurm",
+            "--gres", "none", "--poll", "1", *extra]
+
+
+def gradebook(out):
+    with open(os.path.join(out, "gradebook.csv"), newline="") as f:
+        rows = list(csv.reader(f))
+    return [row[0] for row in rows[1:]], {row[0]: dict(zip(rows[0], row)) for row in rows[1:]}
+
+
+def results(out, student):
+    with open(os.path.join(out, student, "results.json")) as f:
+        return json.load(f)
+
+
+class GradingAClassOnSlurm(unittest.TestCase):
+    """Steps 1 to 3: one class, graded, resumed after a timeout, resumed after a fix."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.submissions = os.path.join(ROOT, "class")
+        cls.out = os.path.join(ROOT, "out")
+        shutil.rmtree(cls.submissions, ignore_errors=True)
+        shutil.rmtree(cls.out, ignore_errors=True)
+        copy_solutions(cls.submissions, WHOLE)
+        copy_solutions(cls.submissions, BROKEN)
+        with open(os.path.join(cls.submissions, BROKEN, LAB, "transpose.cu"), "a") as f:
+            f.write("\nthis is not C++\n")
+
+        cls.first = grade_class(CLUSTER, cls.submissions, cls.out, "--time", "5")
+        cls.first_book = gradebook(cls.out)
+        cls.first_mtimes = {s: os.path.getmtime(os.path.join(cls.out, s, "results.json"))
+                            for s in (WHOLE, BROKEN)}
+
+        make_stall(cls.submissions, STALL)
+        started = time.monotonic()
+        cls.second = grade_class(CLUSTER, cls.submissions, cls.out, "--time", "1")
+        cls.second_seconds = time.monotonic() - started
+        cls.second_book = gradebook(cls.out)
+        cls.stall_left = processes_mentioning(os.path.join(cls.submissions, STALL))
+        cls.queue_after_second = CLUSTER.queue()
+
+        shutil.rmtree(os.path.join(cls.submissions, STALL))
+        copy_solutions(cls.submissions, STALL)
+        cls.third = grade_class(CLUSTER, cls.submissions, cls.out, "--time", "5")
+        cls.third_book = gradebook(cls.out)
+        with open(os.path.join(cls.out, "slurm", "class.json")) as f:
+            cls.record = json.load(f)
+
+    def test_1_one_array_of_a_task_per_student(self):
+        status, output = self.first
+        self.assertEqual(status, EXIT_SKIP, "every student graded, no GPU: 77")
+        self.assertRegex(output, r"Slurm job \d+: 2 tasks \(--time=5\), one per student")
+        self.assertEqual(output.count("one per student;"), 1, "one sbatch")
+        self.assertRegex(output, r"Slurm job \d+: \d done, \d running, \d pending, \d failed")
+        self.assertRegex(output, r"Slurm job \d+: 2 done, 0 running, 0 pending, 0 failed")
+        with open(os.path.join(self.out, "slurm", "tasks-1.json")) as f:
+            self.assertEqual([s["name"] for s in json.load(f)["students"]], [BROKEN, WHOLE])
+
+    def test_1_the_gradebook_and_each_students_folder_are_the_local_runners(self):
+        names, rows = self.first_book
+        self.assertEqual(names, [BROKEN, WHOLE])
+        self.assertEqual((rows[WHOLE]["status"], rows[WHOLE]["total"], rows[WHOLE]["notes"]),
+                         ("no GPU", "0", ""))
+        self.assertEqual((rows[BROKEN]["status"], rows[BROKEN]["total"]), ("no GPU", "0"))
+        self.assertIn("does not compile: " + LAB, rows[BROKEN]["notes"])
+        outputs = [t["output"] for t in results(self.out, BROKEN)["tests"]]
+        self.assertTrue(outputs and all(o.startswith("does not compile") for o in outputs))
+        for student in (WHOLE, BROKEN):
+            for name in ("build.log", "grade.log", "results.json", "junit.xml", LAB + ".log"):
+                self.assertTrue(os.path.isfile(os.path.join(self.out, student, name)), (student, name))
+        with open(os.path.join(self.out, "summary.md")) as f:
+            self.assertIn("- %s does not compile for 1: %s" % (LAB, BROKEN), f.read())
+
+    def test_2_resume_submits_only_the_new_student_and_the_time_limit_fails_it(self):
+        status, output = self.second
+        self.assertEqual(status, 1, "a student's grading failed")
+        self.assertIn("2 students already graded in %s (REGRADE=1 grades them again): %s, %s"
+                      % (self.out, BROKEN, WHOLE), output)
+        self.assertRegex(output, r"Slurm job \d+: 1 task \(--time=1\), one per student")
+        for student, mtime in self.first_mtimes.items():
+            self.assertEqual(os.path.getmtime(os.path.join(self.out, student, "results.json")), mtime,
+                             "%s was not graded again" % student)
+        names, rows = self.second_book
+        self.assertEqual(names, sorted([BROKEN, STALL, WHOLE]), "a row per student")
+        self.assertEqual(rows[STALL]["status"], "grading failed")
+        note = rows[STALL]["notes"]
+        self.assertRegex(note, r"^Slurm TIMEOUT: task \d+_0 ran past its time limit \(SLURM_TIME=1\); log: ")
+        log = note.rsplit("log: ", 1)[1]
+        with open(log) as f:
+            self.assertIn("DUE TO TIME LIMIT", f.read())
+        self.assertLess(self.second_seconds, 180)
+
+    def test_2_nothing_of_the_stopped_task_is_left(self):
+        self.assertEqual(self.stall_left, [], "processes of the timed-out student's build")
+        self.assertEqual(self.queue_after_second, "")
+
+    def test_3_resume_grades_the_missing_student_with_the_class_seed(self):
+        status, output = self.third
+        self.assertEqual(status, EXIT_SKIP)
+        self.assertIn("2 students already graded", output)
+        self.assertRegex(output, r"Slurm job \d+: 1 task \(--time=5\), one per student")
+        names, rows = self.third_book
+        self.assertEqual(names, sorted([BROKEN, STALL, WHOLE]))
+        self.assertEqual([rows[n]["status"] for n in names], ["no GPU"] * 3)
+        seeds = {results(self.out, s)["output"].split()[1] for s in names}
+        self.assertEqual(seeds, {str(self.record["seed"])}, "one seed for the class")
+        self.assertEqual(len(self.record["jobs"]), 3, "three runs, an array each")
+
+
+class CheckingALabThroughSrun(unittest.TestCase):
+    """Step 4: make check LAB=02 RUNNER=slurm, and the hint that names it."""
+
+    def grade(self, out, *extra):
+        cmd = [sys.executable, os.path.join(TESTS_DIR, "grade.py"), "--build-dir", BUILD_DIR,
+               "--lab", "02", "--verbose", "--seed", "7", "--out", out, *extra]
+        r = CLUSTER.run(cmd, timeout=300)
+        print(r.stdout, flush=True)
+        with open(os.path.join(out, "results.json")) as f:
+            tests = [(t["name"], t["status"], t["score"]) for t in json.load(f)["tests"]]
+        return r.returncode, r.stdout, tests
+
+    def test_srun_gives_the_same_status_and_results_and_the_local_run_names_it(self):
+        here = self.grade(os.path.join(ROOT, "check-here"))
+        there = self.grade(os.path.join(ROOT, "check-srun"), "--runner", "slurm", "--gres", "none")
+        self.assertEqual(here[0], EXIT_SKIP, "no GPU: CUDA_VISIBLE_DEVICES is empty")
+        self.assertEqual(there[0], here[0])
+        self.assertEqual(there[2], here[2])
+        self.assertIn("$ srun --job-name=workbook-grade", there[1])
+        hint = "make check LAB=02 SEED=7 RUNNER=slurm"
+        self.assertNotIn(hint, there[1], "no hint inside a Slurm job")
+        if not nvidia_smi_lists_a_gpu():
+            self.assertIn(hint, here[1])
+
+
+class InterruptingARun(unittest.TestCase):
+    """Step 5: SIGINT (^C) or SIGTERM while the array runs cancels it and leaves nothing behind."""
+
+    def test_sigint_and_sigterm_cancel_the_array(self):
+        submissions = os.path.join(ROOT, "class-cancelled")
+        shutil.rmtree(submissions, ignore_errors=True)
+        for student in CANCELLED:
+            make_stall(submissions, student)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with self.subTest(signal=sig.name):
+                out = os.path.join(ROOT, "out-cancelled")
+                shutil.rmtree(out, ignore_errors=True)
+                proc = subprocess.Popen(
+                    grade_class_command(submissions, out, "--time", "5", "--concurrency", "1"),
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=CLUSTER.env)
+                output = read_until(proc, "1 running, 1 pending", 120)
+                self.assertIn("1 running, 1 pending", output, "at most --concurrency tasks at once")
+                proc.send_signal(sig)
+                rest, _ = proc.communicate(timeout=180)
+                output += rest
+                print(output, flush=True)
+                self.assertNotEqual(proc.returncode, 0)
+                self.assertIn("interrupted (%s): cancelling Slurm job" % sig.name, output)
+                self.assertRegex(output, r"interrupted: Slurm job \d+ was cancelled, none of its tasks is left")
+                self.assertEqual(CLUSTER.queue(), "")
+                self.assertEqual(processes_mentioning(submissions), [])
+                self.assertFalse(os.path.exists(os.path.join(out, "gradebook.csv")))
+
+
+def nvidia_smi_lists_a_gpu():
+    sys.path.insert(0, TESTS_DIR)
+    import grade
+    return bool(grade.nvidia_smi_gpus())
+
+
+def read_until(proc, text, seconds):
+    """What proc printed until a line holding `text`, or until `seconds` passed."""
+    output, deadline = "", time.monotonic() + seconds
+    while text not in output and time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+        if ready:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            output += line
+    return output
+
+
+class TheEnd(unittest.TestCase):
+    def test_z_the_queue_is_empty(self):
+        self.assertEqual(CLUSTER.queue(), "")
+
+
+def main():
+    global BUILD_DIR, ROOT, CLUSTER
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--build-dir", required=True, help="a configured and built build folder")
+    options, rest = parser.parse_known_args()
+    BUILD_DIR = os.path.abspath(options.build_dir)
+    if not os.path.exists(os.path.join(BUILD_DIR, "workbook.json")):
+        sys.exit("%s is not a configured build folder: run make all first" % BUILD_DIR)
+    ROOT = os.path.join(BUILD_DIR, "test_slurm")
+    started = time.monotonic()
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("stopped by SIGTERM"))
+    CLUSTER = Cluster(os.path.join(ROOT, "cluster"))
+    try:
+        try:
+            if os.geteuid() != 0:
+                raise CannotStart("not root: slurmd runs jobs as their users, so it needs root")
+            install_slurm()
+            CLUSTER.start()
+        except (CannotStart, OSError) as e:
+            print("SKIPPED: no Slurm cluster can be started here: %s" % e, flush=True)
+            return EXIT_SKIP
+        print("a Slurm cluster of one node is up (%s, %.0f s)" % (CLUSTER.conf, time.monotonic() - started),
+              flush=True)
+        loader = unittest.TestLoader()
+        suite = unittest.TestSuite(loader.loadTestsFromTestCase(case) for case in (
+            GradingAClassOnSlurm, CheckingALabThroughSrun, InterruptingARun, TheEnd))
+        verbosity = 2 if "-v" in rest else 1
+        ok = unittest.TextTestRunner(verbosity=verbosity).run(suite).wasSuccessful()
+        return 0 if ok else 1
+    finally:
+        CLUSTER.stop()
+        print("the cluster is stopped; %.0f s in all" % (time.monotonic() - started), flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

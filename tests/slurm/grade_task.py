@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""One task of a class's Slurm job array (`make grade-class RUNNER=slurm`): grades one student.
+
+    SLURM_ARRAY_TASK_ID=i python3 tests/slurm/grade_task.py <out>/slurm/tasks-<job>.json
+
+tests/grade_class.py writes the tasks file (the class's seed, labs and build folder, and the
+students of this array in task order) and submits the array. Task i grades student i with the
+local runner's own functions, on the GPU that Slurm gave it (CUDA_VISIBLE_DEVICES):
+  1. prebuild: configures and builds the student's checkers in <build>/submissions/<student>
+     (<out>/<student>/build.log), so that a compile error or a runaway build costs only this
+     task;
+  2. grade_student: tests/grade.py --submission, the same command line as the local runner's
+     (<out>/<student>/grade.log, results.json, junit.xml, a log per lab);
+  3. writes <out>/<student>/slurm_task.json: grade.py's exit status, or why the student could
+     not be graded, for grade_class.py to read.
+Slurm's --time is the student's time limit. When Slurm stops the task (SIGTERM), the task stops
+every process it started, checkers in sessions of their own included, before it exits.
+"""
+import argparse
+import json
+import os
+import signal
+import socket
+import sys
+import time
+
+TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, TESTS_DIR)
+import grade          # noqa: E402
+import grade_class    # noqa: E402
+
+
+def stop_and_exit(signum, frame):
+    """On Slurm's SIGTERM (time limit, scancel): stop every process tree this task started."""
+    for proc in list(grade_class.running):
+        grade_class.kill_tree(proc.pid)
+    print("grade_task.py: stopped by %s" % signal.Signals(signum).name, flush=True)
+    os._exit(128 + signum)
+
+
+def cpus():
+    """The CPUs Slurm bound this task to (all of the node's when it binds none)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("tasks", help="the tasks file grade_class.py wrote for this array")
+    p.add_argument("--index", type=int, help="the task's index (default: $SLURM_ARRAY_TASK_ID)")
+    args = p.parse_args(argv)
+    index = args.index if args.index is not None else int(os.environ["SLURM_ARRAY_TASK_ID"])
+    with open(args.tasks) as f:
+        tasks = json.load(f)
+    entry = tasks["students"][index]
+    student = grade_class.Student(entry["name"], entry["path"])
+    out_dir, build_dir, seed = tasks["out"], tasks["build_dir"], tasks["seed"]
+    labs = [grade.Lab(lab_id, "") for lab_id in tasks["labs"]]
+    options = argparse.Namespace(build_dir=build_dir, lab=tasks["lab"], student_timeout=None)
+
+    signal.signal(signal.SIGTERM, stop_and_exit)
+    job = "%s_%s" % (os.environ.get("SLURM_ARRAY_JOB_ID", "?"), index)
+    print("task %s: %s on %s, CUDA_VISIBLE_DEVICES=%s" % (
+        job, student.name, socket.gethostname(), os.environ.get("CUDA_VISIBLE_DEVICES", "(unset)")),
+        flush=True)
+    os.makedirs(os.path.join(out_dir, student.key), exist_ok=True)
+    started = time.monotonic()
+    record = {"job": job, "node": socket.gethostname(), "exit_status": None, "note": ""}
+    try:      # as the local runner's builder and grader do: a broken student is a row, not a crash
+        record["note"] = grade_class.prebuild(student, build_dir, labs, out_dir, cpus())
+    except Exception as e:
+        record["note"] = "could not build it: %r" % e
+    print("built (%.0f s)%s" % (time.monotonic() - started, ": " + record["note"] if record["note"] else ""),
+          flush=True)
+    if not record["note"]:
+        try:
+            record["exit_status"] = grade_class.grade_student(student, None, options, seed, out_dir)
+        except Exception as e:
+            record["note"] = "grade_task.py: %r" % e
+    record["seconds"] = round(time.monotonic() - started, 1)
+    print("graded: tests/grade.py exit status %s (%.0f s)" % (record["exit_status"], record["seconds"]),
+          flush=True)
+    grade_class.write_json(os.path.join(out_dir, student.key, grade_class.TASK_RECORD), record)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
