@@ -205,7 +205,10 @@ def run_tests(binary, tests, filters, env_extra, timeout, log, verbose, on_resul
     position = 0                                  # index of the first test not yet finished
     while position < len(tests):
         first = position
-        cmd = [binary, "--first=%d" % (position + 1), *filters]
+        # doctest's own report (each failure again, raw) goes to a file and then into the log:
+        # the student sees each failure once, in the grader's block.
+        report = "%s.doctest-%d" % (log.name, position + 1)
+        cmd = [binary, "--first=%d" % (position + 1), *filters, "--out=" + report]
         log.write("$ %s\n" % " ".join(cmd))
         log.flush()
         proc, read_fd, signing_key = start_checker(cmd, env_extra, stdout=subprocess.PIPE,
@@ -263,6 +266,7 @@ def run_tests(binary, tests, filters, env_extra, timeout, log, verbose, on_resul
         events.close()
         proc.stdout.close()
         log.write("[checker exit status %s]\n" % proc.returncode)
+        copy_report_into_log(report, log)
 
         if problem or proc.returncode == EXIT_NO_DEVICE:
             return problem or "no CUDA device found"
@@ -292,6 +296,18 @@ def run_tests(binary, tests, filters, env_extra, timeout, log, verbose, on_resul
         on_result(test)
         position += 1
     return ""
+
+
+def copy_report_into_log(report, log):
+    """Appends doctest's report of one checker process to the lab's log, and removes the file."""
+    try:
+        with open(report, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        os.remove(report)
+    except OSError:
+        return
+    if text.strip():
+        log.write("[doctest's report]\n%s" % text)
 
 
 def describe_status(code):
