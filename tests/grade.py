@@ -195,50 +195,71 @@ def list_tests(binary, filters):
     raise RuntimeError("%s did not list its tests" % binary)
 
 
-def run_tests(binary, tests, filters, env_extra, timeout, log, verbose, on_result):
-    """Runs a checker over `tests` (its list, in run order), restarting it after any fault.
+class CheckerRun:
+    """One checker process, from its start at tests[position] to its exit: which tests it
+    finished, which one it was in, and whether it ran out of time or found no GPU."""
 
-    `timeout` is seconds per test, or a function giving a test's seconds. Returns a lab-level
-    problem string ("" if none), e.g. the no-GPU message.
-    """
-    timeout_for = timeout if callable(timeout) else (lambda test: timeout)
-    position = 0                                  # index of the first test not yet finished
-    while position < len(tests):
-        first = position
-        # doctest's own report (each failure again, raw) goes to a file and then into the log:
-        # the student sees each failure once, in the grader's block.
-        report = "%s.doctest-%d" % (log.name, position + 1)
-        cmd = [binary, "--first=%d" % (position + 1), *filters, "--out=" + report]
-        log.write("$ %s\n" % " ".join(cmd))
-        log.flush()
-        proc, read_fd, signing_key = start_checker(cmd, env_extra, stdout=subprocess.PIPE,
-                                                   stderr=subprocess.STDOUT, start_new_session=True)
-        events = os.fdopen(read_fd, "rb", buffering=0)
-        selector = selectors.DefaultSelector()
-        selector.register(events, selectors.EVENT_READ, "events")
-        selector.register(proc.stdout, selectors.EVENT_READ, "output")
-        pending, current, started, timed_out, problem = b"", None, time.monotonic(), False, ""
+    def __init__(self, tests, position, on_result):
+        self.tests, self.position, self.on_result = tests, position, on_result
+        self.first = position
+        self.current = None                # the test it reported starting and has not ended
+        self.started = time.monotonic()    # when that test (or the process) started
+        self.timed_out = False
+        self.problem = ""                  # a lab-level problem it reported, e.g. no GPU
+        self.returncode = None
 
-        while selector.get_map():
-            # After the last test, the checker only has to exit: the floor is time enough.
-            allowed = timeout_for(tests[position]) if position < len(tests) else TIMEOUT_FLOOR
-            limit = allowed - (time.monotonic() - started)
-            if limit <= 0:
-                timed_out = True
-                os.killpg(proc.pid, signal.SIGKILL)
-                break
-            for key, _ in selector.select(timeout=min(limit, 1.0)):
-                chunk = os.read(key.fileobj.fileno(), 65536)
-                if not chunk:
-                    selector.unregister(key.fileobj)
-                    continue
-                if key.data == "output":
-                    text = chunk.decode("utf-8", "replace")
-                    log.write(text)
-                    if verbose:
-                        sys.stdout.write(text)
-                        sys.stdout.flush()
-                    continue
+    def record(self, event):
+        """Takes one signed event from the results channel."""
+        kind = event["event"]
+        if kind == "start":
+            self.current, self.started = event.get("name"), time.monotonic()
+        elif kind == "end" and self.position < len(self.tests) and event.get("name") == self.tests[self.position].name:
+            test = self.tests[self.position]
+            test.status = ("skipped" if event.get("skipped") is True else
+                           "passed" if event.get("passed") is True else "failed")
+            test.output = str(event.get("output", ""))
+            test.seconds = float(event.get("seconds", 0))
+            self.on_result(test)
+            self.position, self.current, self.started = self.position + 1, None, time.monotonic()
+        elif kind == "no_device":
+            self.problem = str(event.get("message", "no CUDA device found"))
+
+
+def run_checker(binary, run, filters, env_extra, timeout_for, log, verbose):
+    """Starts the checker at run.position and reads its output and its signed events until it
+    exits, or kills it when the test it is in runs past its time."""
+    # doctest's own report (each failure again, raw) goes to a file and then into the log: the
+    # student sees each failure once, in the grader's block.
+    report = "%s.doctest-%d" % (log.name, run.position + 1)
+    cmd = [binary, "--first=%d" % (run.position + 1), *filters, "--out=" + report]
+    log.write("$ %s\n" % " ".join(cmd))
+    log.flush()
+    proc, read_fd, signing_key = start_checker(cmd, env_extra, stdout=subprocess.PIPE,
+                                               stderr=subprocess.STDOUT, start_new_session=True)
+    events = os.fdopen(read_fd, "rb", buffering=0)
+    selector = selectors.DefaultSelector()
+    selector.register(events, selectors.EVENT_READ, "events")
+    selector.register(proc.stdout, selectors.EVENT_READ, "output")
+    pending = b""
+    while selector.get_map():
+        # After the last test, the checker only has to exit: the floor is time enough.
+        allowed = timeout_for(run.tests[run.position]) if run.position < len(run.tests) else TIMEOUT_FLOOR
+        limit = allowed - (time.monotonic() - run.started)
+        if limit <= 0:
+            run.timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            break
+        for key, _ in selector.select(timeout=min(limit, 1.0)):
+            chunk = os.read(key.fileobj.fileno(), 65536)
+            if not chunk:
+                selector.unregister(key.fileobj)
+            elif key.data == "output":
+                text = chunk.decode("utf-8", "replace")
+                log.write(text)
+                if verbose:
+                    sys.stdout.write(text)
+                    sys.stdout.flush()
+            else:
                 pending += chunk
                 while b"\n" in pending:
                     line, pending = pending.split(b"\n", 1)
@@ -247,52 +268,52 @@ def run_tests(binary, tests, filters, env_extra, timeout, log, verbose, on_resul
                         log.write("[grader: ignored %d result line(s) without this run's signature]\n"
                                   % rejected)
                     for event in accepted:
-                        kind = event["event"]
-                        if kind == "start":
-                            current, started = event.get("name"), time.monotonic()
-                        elif kind == "end" and event.get("name") == tests[position].name:
-                            test = tests[position]
-                            test.status = ("skipped" if event.get("skipped") is True else
-                                           "passed" if event.get("passed") is True else "failed")
-                            test.output = str(event.get("output", ""))
-                            test.seconds = float(event.get("seconds", 0))
-                            on_result(test)
-                            position, current, started = position + 1, None, time.monotonic()
-                        elif kind == "no_device":
-                            problem = str(event.get("message", "no CUDA device found"))
-            if not selector.get_map():
-                break
-        proc.wait()
-        events.close()
-        proc.stdout.close()
-        log.write("[checker exit status %s]\n" % proc.returncode)
-        copy_report_into_log(report, log)
+                        run.record(event)
+    proc.wait()
+    events.close()
+    proc.stdout.close()
+    run.returncode = proc.returncode
+    log.write("[checker exit status %s]\n" % proc.returncode)
+    copy_report_into_log(report, log)
 
-        if problem or proc.returncode == EXIT_NO_DEVICE:
-            return problem or "no CUDA device found"
+
+def blame(run, allowed):
+    """Why the checker stopped inside the test at run.position, for that test's message."""
+    if run.timed_out:
+        return ("timed out after %.0f s and was stopped. Does a kernel loop forever, or wait at a "
+                "__syncthreads() that some threads never reach?" % allowed)
+    if run.current is None:
+        return "the checker exited before this test started (exit status %s)" % describe_status(run.returncode)
+    if run.returncode == EXIT_CONTEXT_LOST:
+        return "a sticky CUDA error destroyed the GPU context during this test (see the log)"
+    if run.returncode is not None and run.returncode >= 0:
+        return ("the checker exited with status %d in the middle of this test: does code in the lab "
+                "call exit() or abort()?" % run.returncode)
+    return "the checker died during this test (%s): host code crashed." % describe_status(run.returncode)
+
+
+def run_tests(binary, tests, filters, env_extra, timeout, log, verbose, on_result):
+    """Runs a checker over `tests` (its list, in run order), restarting it after any fault: the
+    test it was in when it hung, crashed or exited fails, and the next process starts after it.
+
+    `timeout` is seconds per test, or a function giving a test's seconds. Returns a lab-level
+    problem string ("" if none), e.g. the no-GPU message.
+    """
+    timeout_for = timeout if callable(timeout) else (lambda test: timeout)
+    position = 0                                  # index of the first test not yet finished
+    while position < len(tests):
+        run = CheckerRun(tests, position, on_result)
+        run_checker(binary, run, filters, env_extra, timeout_for, log, verbose)
+        position = run.position
+        if run.problem or run.returncode == EXIT_NO_DEVICE:
+            return run.problem or "no CUDA device found"
         if position >= len(tests):
             break
-        if current is None and position > first:
+        if run.current is None and position > run.first:
             continue    # it stopped between tests (a crash it reported, a lost context): go on
-        # The checker stopped before finishing tests[position]: that test takes the blame.
         test = tests[position]
-        test.status, test.seconds = "failed", time.monotonic() - started
-        if timed_out:
-            test.output = ("timed out after %.0f s and was stopped. Does a kernel loop forever, "
-                           "or wait at a __syncthreads() that some threads never reach?"
-                           % timeout_for(test))
-        elif current is None:
-            test.output = ("the checker exited before this test started (exit status %s)"
-                           % describe_status(proc.returncode))
-        elif proc.returncode == EXIT_CONTEXT_LOST:
-            test.output = ("a sticky CUDA error destroyed the GPU context during this test "
-                           "(see the log)")
-        elif proc.returncode is not None and proc.returncode >= 0:
-            test.output = ("the checker exited with status %d in the middle of this test: does "
-                           "code in the lab call exit() or abort()?" % proc.returncode)
-        else:
-            test.output = ("the checker died during this test (%s): host code crashed."
-                           % describe_status(proc.returncode))
+        test.status, test.seconds = "failed", time.monotonic() - run.started
+        test.output = blame(run, timeout_for(test))
         on_result(test)
         position += 1
     return ""
