@@ -532,6 +532,47 @@ def notes(table, rows, keys, meta):
     return out
 
 
+# The work of one GPU kernel run, per table: floating-point operations for the matrix products
+# (2mnk), bytes for the transpose and the convolution (the input read once, the output written
+# once), and the ceiling each is set beside.
+MATMUL_TABLES = ("ijcee_table1", "ijcee_table2", "cis750", "stokastik_matmul")
+BYTES_TABLES = ("stokastik_transpose", "stokastik_convolution")
+
+
+def kernel_work(table_id, size):
+    """(work per run, unit, ceiling key in meta.json) for a size cell, or None."""
+    dims = [int(d) for d in re.findall(r"\d+", size)]
+    if table_id in MATMUL_TABLES and len(dims) in (1, 3):
+        m, k, n = dims * 3 if len(dims) == 1 else dims
+        return 2.0 * m * k * n / 1e9, "GFLOP/s", "sgemm_gflops"
+    if table_id in BYTES_TABLES and len(dims) == 2:
+        return 2.0 * dims[0] * dims[1] * 4 / 1e9, "GB/s", "copy_gbs"
+    return None
+
+
+def ceiling_table(table, rows, meta):
+    """Each GPU implementation's kernel-alone rate at the table's largest size, as a percentage
+    of this GPU's ceiling measured in the same run (cuBLAS SGEMM FP32, or a device copy)."""
+    kernel_rows = [r for r in rows if r["where"] == "gpu" and r["copies"] == "kernel" and r["ms"]]
+    sized = [(r, kernel_work(table["id"], r["size"])) for r in kernel_rows]
+    sized = [(r, w) for r, w in sized if w and meta.get(w[2])]
+    if not sized:
+        return []
+    largest = max(w[0] for _, w in sized)
+    lines = ["**Against this GPU's ceiling**, each kernel alone at the largest size measured, beside "
+             "%s measured in the same run:" % ("cuBLAS SGEMM (FP32, %s GFLOP/s)" % "{:,.0f}".format(float(meta["sgemm_gflops"]))
+                                               if sized[0][1][2] == "sgemm_gflops" else
+                                               "a device-to-device copy (%s GB/s)" % "{:,.0f}".format(float(meta["copy_gbs"]))),
+             "", "| implementation | threads per block | size | rate | % of ceiling |", "|---|---|---|---|---|"]
+    for r, (work, unit, ceiling) in sized:
+        if work != largest:
+            continue
+        rate = work / (r["ms"] / 1e3)
+        lines.append("| %s | %s | %s | %s %s | %.0f%% |" % (r["implementation"], r["threads"] or DASH, r["size"],
+                                                          "{:,.0f}".format(rate), unit, 100 * rate / float(meta[ceiling])))
+    return lines + [""]
+
+
 def table_markdown(table, rows, meta, level, plot_file):
     """One table's section; level 1 for its own file, 2 inside README.md."""
     keys = row_keys(table, rows)
@@ -550,6 +591,7 @@ def table_markdown(table, rows, meta, level, plot_file):
     lines.append("")
     lines += claims_table(table, rows)
     lines.append("")
+    lines += ceiling_table(table, rows, meta)
     if plot_file:
         lines += ["![%s](%s)" % (table["title"].replace("]", ")").replace("[", "("), plot_file), ""]
     else:

@@ -419,6 +419,7 @@ void write_meta(const std::string& dir, const DeviceProbe& probe, bool quick, do
         << " \"cpu_threads\": " << host_threads() << ",\n"
         << " \"cpu_flags\": " << json_quote("-O3 (CMake Release)") << ",\n"
         << " \"copy_gbs\": " << copy_ceiling_gbs() << ",\n"
+        << " \"sgemm_gflops\": " << sgemm_ceiling_gflops() << ",\n"
         << " \"cpu_limit_s\": " << limit << ",\n"
         << " \"gpu_timing\": " << json_quote("median of 15 CUDA-event timings after a warm-up run, the L2 cache flushed "
                                              "before each; 'with copies' adds cudaMemcpy of the inputs from pageable host "

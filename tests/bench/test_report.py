@@ -160,6 +160,19 @@ class ReportTest(unittest.TestCase):
         self.assertIn("%s kernel, %s with copies" % (x(naive[0] / tiled[0]), x(naive[1] / tiled[1])),
                       line)
 
+    def test_percent_of_ceiling(self):
+        # 2 x 2000 x 1000 x 5000 = 20 GFLOP per product: 0.5 ms is 40,000 GFLOP/s, 200% of the
+        # fixture's made-up 20,000; 2000 x 5000 floats in and out are 0.08 GB.
+        text = self.md("stokastik_matmul")
+        self.assertIn("cuBLAS SGEMM (FP32, 20,000 GFLOP/s)", text)
+        self.assertIn("| lab 05 register blocked | 64 | 2000x1000x5000 | 40,000 GFLOP/s | 200% |", text)
+        self.assertIn("| lab 04 naive | 256 | 2000x1000x5000 | 10,000 GFLOP/s | 50% |", text)
+        direct = fixture_ms("stokastik_convolution", "2000x5000", "lab 07 direct", "1024")
+        text = self.md("stokastik_convolution")
+        self.assertIn("a device-to-device copy (1,000 GB/s)", text)
+        self.assertIn("| lab 07 direct | 1024 | 2000x5000 | %s GB/s | %.0f%% |"
+                      % ("{:,.0f}".format(0.08 / (direct / 1e3)), 100 * 0.08 / (direct / 1e3) / 1000), text)
+
     def test_stokastik_convolution(self):
         text = self.md("stokastik_convolution")
         self.assertIn("| CPU, 1 thread | 11,700 |", text)
