@@ -782,9 +782,8 @@ def parse_args(argv):
     return args
 
 
-def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    started = time.monotonic()
+def check_arguments(args):
+    """Exits with a clear message unless the submissions folder and the tools are usable."""
     if shutil.which("cmake") is None:
         sys.exit("cmake is not installed: see README.md, Prerequisites")
     args.build_dir = os.path.abspath(args.build_dir)
@@ -801,22 +800,65 @@ def main(argv=None):
         except slurm.SlurmError as e:
             sys.exit(str(e))
 
-    grade.configure(args.build_dir)
-    # One class run at a time per build folder: two would build the same folders at once.
-    lock = open(os.path.join(args.build_dir, "grade_class.lock"), "w")
+
+def lock_build_dir(build_dir):
+    """One class run at a time per build folder: two would build the same folders at once."""
+    lock = open(os.path.join(build_dir, "grade_class.lock"), "w")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        say("waiting for the other grade_class.py run on %s to end ..." % args.build_dir)
+        say("waiting for the other grade_class.py run on %s to end ..." % build_dir)
         fcntl.flock(lock, fcntl.LOCK_EX)
-    with open(os.path.join(args.build_dir, "workbook.json")) as f:
+    return lock
+
+
+def selected_labs(build_dir, wanted):
+    """The labs the build folder knows (workbook.json), or only the one asked for."""
+    with open(os.path.join(build_dir, "workbook.json")) as f:
         manifest = json.load(f)
     labs = [grade.Lab(entry["id"], entry["source"]) for entry in manifest["labs"]]
-    if args.lab:
-        labs = [lab for lab in labs if args.lab in (lab.id, lab.number)]
+    if wanted:
+        labs = [lab for lab in labs if wanted in (lab.id, lab.number)]
         if not labs:
-            sys.exit("no lab %s; the labs are: %s" % (args.lab, ", ".join(
-                entry["id"] for entry in manifest["labs"])))
+            sys.exit("no lab %s; the labs are: %s" % (wanted, ", ".join(e["id"] for e in manifest["labs"])))
+    return labs
+
+
+def reference_tests(build_dir, labs):
+    """Builds the trusted checkers once and reads each lab's tests with their points and bonus,
+    keyed as a student's results.json names them."""
+    t0 = time.monotonic()
+    build_reference(build_dir, labs)
+    say("        built the reference checkers (%.0f s)" % (time.monotonic() - t0))
+    tests_by_name = {}
+    for lab in labs:
+        lab.tests = grade.list_tests(os.path.join(build_dir, "bin", "check_%s_solution" % lab.id), [])
+        for test in lab.tests:
+            tests_by_name["lab %s %s: %s" % (lab.number, lab.title, test.name)] = (lab, test)
+    return tests_by_name
+
+
+def write_outputs(out_dir, students, labs, seed, args, where, seconds):
+    """The gradebook and the summary, and the closing lines."""
+    gradebook = os.path.join(out_dir, "gradebook.csv")
+    write_gradebook(gradebook, students, labs)
+    summary = summary_text(students, labs, seed, args, where, seconds)
+    with open(os.path.join(out_dir, "summary.md"), "w") as f:
+        f.write(summary)
+    say("\n" + summary)
+    say("Graded %s in %s. Gradebook: %s; summary: %s; each student's results.json "
+        "and logs in %s/<student>/" % (plural(len([s for s in students if s.graded]), "student"),
+                                        duration(seconds),
+                                        gradebook, os.path.join(out_dir, "summary.md"), out_dir))
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    started = time.monotonic()
+    check_arguments(args)
+    grade.configure(args.build_dir)
+    lock = lock_build_dir(args.build_dir)  # held until the process ends
+    labs = selected_labs(args.build_dir, args.lab)
 
     students = find_students(args.submissions)
     to_grade = [s for s in students if not s.note]
@@ -851,34 +893,14 @@ def main(argv=None):
     else:
         say("no GPU found (nvidia-smi): every submission is built and every GPU test is skipped")
 
-    # The trusted side: built once, and the tests each lab holds with their points and bonus.
-    t0 = time.monotonic()
-    build_reference(args.build_dir, labs)
-    say("        built the reference checkers (%.0f s)" % (time.monotonic() - t0))
-    tests_by_name = {}
-    for lab in labs:
-        lab.tests = grade.list_tests(
-            os.path.join(args.build_dir, "bin", "check_%s_solution" % lab.id), [])
-        for test in lab.tests:
-            tests_by_name["lab %s %s: %s" % (lab.number, lab.title, test.name)] = (lab, test)
-
+    tests_by_name = reference_tests(args.build_dir, labs)
     if args.runner == "slurm":
         where = grade_on_slurm(to_grade, args, labs, record, out_dir, tests_by_name)
     else:
         grade_here(to_grade, args, labs, seed, out_dir, tests_by_name, gpus, build_jobs)
         where = plural(len(gpus), "GPU") if gpus else "no GPU"
-
-    seconds = time.monotonic() - started
-    gradebook = os.path.join(out_dir, "gradebook.csv")
-    write_gradebook(gradebook, students, labs)
-    summary = summary_text(students, labs, seed, args, where, seconds)
-    with open(os.path.join(out_dir, "summary.md"), "w") as f:
-        f.write(summary)
-    say("\n" + summary)
-    say("Graded %s in %s. Gradebook: %s; summary: %s; each student's results.json "
-        "and logs in %s/<student>/" % (plural(len([s for s in students if s.graded]), "student"),
-                                        duration(seconds),
-                                        gradebook, os.path.join(out_dir, "summary.md"), out_dir))
+    write_outputs(out_dir, students, labs, seed, args, where, time.monotonic() - started)
+    lock.close()
 
     if any(s.status == "grading failed" for s in students):
         return 1
