@@ -249,17 +249,8 @@ void plan_matmul(std::vector<Step>& plan, Table& table, int m, int k, int n, con
                             prepare();
                             std::vector<float> c(static_cast<std::size_t>(m) * n);
                             const Data& d = *data;
-                            // The sources' host loop: row i of C, one dot product per output,
-                            // summed in double as the IJCEE paper's MulH does.
-                            const auto row = [&](int i) {
-                                for (int j = 0; j < n; ++j) {
-                                    double sum = 0;
-                                    for (int p = 0; p < k; ++p)
-                                        sum += static_cast<double>(d.a[static_cast<std::size_t>(i) * k + p]) *
-                                               d.b[static_cast<std::size_t>(p) * n + j];
-                                    c[static_cast<std::size_t>(i) * n + j] = static_cast<float>(sum);
-                                }
-                            };
+                            // The sources' host loop, row by row (common/host.hpp).
+                            const auto row = [&](int i) { host_matmul_row(d.a.data(), d.b.data(), c.data(), k, n, i); };
                             return time_cpu_case(table, size, threads, m, row,
                                                  [&] { return compare("C", c, d.c, shape, gemm_tolerance(k)); },
                                                  limit);
@@ -348,23 +339,9 @@ void plan_convolution(std::vector<Step>& plan, Table& table, int height, int wid
     for (int threads : host_thread_counts()) {
         plan.push_back({table.id + ": host loop, " + std::to_string(threads) + " thread(s)", [=, &table] {
                             std::vector<float> out(image->size());
-                            const int r = (k - 1) / 2;
-                            // One output row: each output sums the k x k window around it, with the
-                            // cells outside the image counting as zero (the workbook's padding).
+                            // One output row of the host baseline (common/host.hpp).
                             const auto row = [&](int y) {
-                                for (int x = 0; x < width; ++x) {
-                                    float sum = 0;
-                                    for (int i = 0; i < k; ++i) {
-                                        const int yy = y + i - r;
-                                        if (yy < 0 || yy >= height) continue;
-                                        for (int j = 0; j < k; ++j) {
-                                            const int xx = x + j - r;
-                                            if (xx < 0 || xx >= width) continue;
-                                            sum += (*mask)[i * k + j] * (*image)[static_cast<std::size_t>(yy) * width + xx];
-                                        }
-                                    }
-                                    out[static_cast<std::size_t>(y) * width + x] = sum;
-                                }
+                                host_convolution_row(image->data(), out.data(), height, width, mask->data(), k, y);
                             };
                             return time_cpu_case(
                                 table, size, threads, height, row,

@@ -104,4 +104,33 @@ HostTiming time_host(int rows, int threads, const std::function<void(int)>& row,
     return result;
 }
 
+void host_matmul_row(const float* a, const float* b, float* c, int k, int n, int i)
+{
+    const std::size_t row = static_cast<std::size_t>(i);
+    for (int j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int p = 0; p < k; ++p)
+            sum += static_cast<double>(a[row * k + p]) * b[static_cast<std::size_t>(p) * n + j];
+        c[row * n + j] = static_cast<float>(sum);
+    }
+}
+
+void host_convolution_row(const float* in, float* out, int height, int width, const float* mask, int k, int y)
+{
+    const int r = (k - 1) / 2;
+    for (int x = 0; x < width; ++x) {
+        double sum = 0;
+        for (int i = 0; i < k; ++i) {
+            const int yy = y + i - r;
+            if (yy < 0 || yy >= height) continue;
+            for (int j = 0; j < k; ++j) {
+                const int xx = x + j - r;
+                if (xx >= 0 && xx < width)
+                    sum += static_cast<double>(mask[i * k + j]) * in[static_cast<std::size_t>(yy) * width + xx];
+            }
+        }
+        out[static_cast<std::size_t>(y) * width + x] = static_cast<float>(sum);
+    }
+}
+
 }  // namespace workbook

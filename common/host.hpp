@@ -54,4 +54,33 @@ struct HostTiming {
 HostTiming time_host(int rows, int threads, const std::function<void(int)>& row,
                      const HostTimingOptions& options = {});
 
+/// \brief The host baseline of a matrix product, one row at a time: row i of C = A·B (A m x k,
+/// B k x n, C m x n, row-major floats), one dot product per output, the sources' plain loop.
+///
+/// The sums are kept in double, for every host baseline of the workbook (this one and
+/// host_convolution_row): the IJCEE paper's host function (MulH) sums in double, and a double
+/// sum keeps the CPU's result inside the same float64 tolerance the GPU's is held to, so a CPU
+/// figure is always the time of a verified result. On the CPU it costs no more than float.
+/// \param a A, m x k
+/// \param b B, k x n
+/// \param c C, m x n: row i is written
+/// \param k columns of A, rows of B
+/// \param n columns of B and C
+/// \param i the row of C
+/// \snippet tests/unit/test_common.cpp host baselines
+void host_matmul_row(const float* a, const float* b, float* c, int k, int n, int i);
+
+/// \brief The host baseline of the workbook's convolution, one output row at a time: out[y][x]
+/// sums mask[i][j] * in[y + i - r][x + j - r] over the k x k window (r = (k - 1) / 2), with
+/// cells outside the image counting as zero. Summed in double (see host_matmul_row()).
+/// \param in the image, height x width
+/// \param out the output, height x width: row y is written
+/// \param height rows of the image
+/// \param width columns of the image
+/// \param mask the k x k mask, row-major
+/// \param k the mask's edge, odd
+/// \param y the output row
+/// \snippet tests/unit/test_common.cpp host baselines
+void host_convolution_row(const float* in, float* out, int height, int width, const float* mask, int k, int y);
+
 }  // namespace workbook

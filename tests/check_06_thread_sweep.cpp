@@ -138,13 +138,7 @@ double cpu_matmul_ms(int size, int threads)
     const std::vector<float> b = random_floats(static_cast<std::size_t>(size) * size, 2);
     std::vector<float> c(a.size());
     //! [time host]
-    const HostTiming t = time_host(size, threads, [&](int i) {
-        for (int j = 0; j < size; ++j) {
-            float sum = 0;
-            for (int p = 0; p < size; ++p) sum += a[static_cast<std::size_t>(i) * size + p] * b[static_cast<std::size_t>(p) * size + j];
-            c[static_cast<std::size_t>(i) * size + j] = sum;
-        }
-    });
+    const HostTiming t = time_host(size, threads, [&](int i) { host_matmul_row(a.data(), b.data(), c.data(), size, size, i); });
     //! [time host]
     return t.measured ? t.ms.median : NAN;
 }
