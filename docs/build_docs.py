@@ -140,6 +140,26 @@ def write_bench_page(python, bench_dir):
     return page
 
 
+def lab_pages_missing():
+    """What the book lacks of labs.json, the one list of labs: each lab's walkthrough
+    (labs/DIR/README.md, its page) and, in it, a snippet of each of its parts' files."""
+    with open(os.path.join(ROOT, "labs.json"), encoding="utf-8") as f:
+        labs = json.load(f)["labs"]
+    problems = []
+    for lab in labs:
+        readme = os.path.join(ROOT, "labs", lab["dir"], "README.md")
+        if not os.path.exists(readme):
+            problems.append("labs.json names %s, but %s is missing" % (lab["id"], os.path.relpath(readme, ROOT)))
+            continue
+        with open(readme, encoding="utf-8") as f:
+            text = f.read()
+        shown = "labs/%s/%s" % (lab["dir"], lab["source"]), "solutions/%s/%s" % (lab["dir"], lab["source"])
+        if not any(path in text for path in shown):
+            problems.append("%s's walkthrough shows no code of its part %s (no snippet of %s)"
+                            % (lab["dir"], lab["id"], " or ".join(shown)))
+    return problems
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build-dir", required=True)
@@ -153,6 +173,11 @@ def main(argv=None):
     if missing:
         print(missing_message(missing))
         return EXIT_SKIPPED if args.skip_if_missing else 1
+
+    missing_pages = lab_pages_missing()
+    if missing_pages:
+        print("docs: the book does not cover every lab of labs.json:\n  " + "\n  ".join(missing_pages))
+        return 1
 
     figures = os.path.join(out, "figures")
     shutil.rmtree(figures, ignore_errors=True)
