@@ -43,7 +43,7 @@ SpeedVerdict check_speed(const Call& yours, const std::function<void(float* out)
 {
     if (!have_function(yours.address, yours.function.c_str())) return {};
     const SpeedVerdict verdict = time_call(yours, reference, work);
-    if (verdict.message == "profiled") return verdict;
+    if (verdict.profiled) return verdict;
     if (!verdict.yours.empty()) MESSAGE(verdict.yours);
     if (!verdict.reference.empty()) MESSAGE(verdict.reference);
     if (verdict.ok) return verdict;

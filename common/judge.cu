@@ -35,9 +35,8 @@ __global__ void count_differences_kernel(const unsigned* a, const unsigned* b, s
     if (threadIdx.x % 32 == 0 && local > 0) atomicAdd(count, local);
 }
 
-std::size_t count_differences(const float* a, const float* b, std::size_t n)
+std::size_t count_differences(const float* a, const float* b, std::size_t n, DeviceBuffer<unsigned long long>& count)
 {
-    DeviceBuffer<unsigned long long> count(1);
     count.fill_bytes(0);
     if (n > 0) {
         const int blocks = static_cast<int>(std::min<std::size_t>((n + 255) / 256, 4096));
@@ -52,10 +51,10 @@ std::size_t count_differences(const float* a, const float* b, std::size_t n)
 // The output of a call: on the device with guard zones, or on the host for a round trip.
 class Output {
 public:
-    explicit Output(const Call& call) : count_(call.shape.count())
+    explicit Output(const Call& call)
     {
-        if (call.host_output) host_.assign(count_, 0.0f);
-        else device_.emplace(count_);
+        if (call.host_output) host_.assign(call.shape.count(), 0.0f);
+        else device_.emplace(call.shape.count());
     }
     float* data() { return device_ ? device_->data() : host_.data(); }
     void poison()
@@ -67,7 +66,6 @@ public:
     GuardReport guards() const { return device_ ? device_->check_guards() : GuardReport{}; }
 
 private:
-    std::size_t count_;
     std::optional<GuardedOutput<float>> device_;
     std::vector<float> host_;
 };
@@ -213,8 +211,7 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
             CUDA_CHECK_LAUNCH("the profiled launch");
             nvtxRangePop();
         }
-        verdict.ok = true;
-        verdict.message = "profiled";
+        verdict.profiled = true;
         return verdict;
     }
 
@@ -228,6 +225,7 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
     // The last judged run's output, verified: every timed run must reproduce it.
     const std::size_t count = yours.shape.count();
     DeviceBuffer<float> verified(count);
+    DeviceBuffer<unsigned long long> differences(1);
     if (count > 0)
         CUDA_CHECK(cudaMemcpy(verified.data(), out.data(), count * sizeof(float), cudaMemcpyDeviceToDevice));
 
@@ -245,7 +243,7 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
         if (!wrong_launch.empty()) throw TimedRunFailed{where + ": " + wrong_launch};
         const GuardReport guards = out.guards();
         if (!guards.intact()) throw TimedRunFailed{where + ": " + guards.describe(yours.output, count)};
-        if (count_differences(out.data(), verified.data(), count) == 0) return;
+        if (count_differences(out.data(), verified.data(), count, differences) == 0) return;
         // Not bit for bit the verified output: still right if within the tolerance (atomics
         // may add in another order every time).
         const Comparison again = compare(yours.output, out.download(), yours.expected(), yours.shape, yours.tolerance);

@@ -23,7 +23,9 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace workbook {
@@ -58,6 +60,28 @@ struct Call {
     bool host_output = false;             ///< `out` is host memory: a round trip from the host
     std::size_t copies_back_bytes = 0;    ///< at least this many bytes must be copied device to host
 };
+
+/// \brief A lab's case of these dimensions, for its calls to share. A large one (4 Mi elements or
+/// more) is built once per process and kept in one slot per case type, so that the correctness
+/// and performance tests of a size share its data and its float64 reference, and only the
+/// latest large case stays in memory; a small one is built afresh.
+/// \tparam Case the lab's case, constructible from the dimensions
+/// \param elements how many elements the case holds, to tell large from small
+/// \param dimensions the case's dimensions, e.g. rows and cols
+/// \snippet tests/transpose_cases.hpp cached case
+template <class Case, class... Dimensions>
+std::shared_ptr<const Case> cached_case(double elements, Dimensions... dimensions)
+{
+    if (elements < (1 << 22)) return std::make_shared<const Case>(dimensions...);
+    static std::shared_ptr<const Case> last;
+    static std::tuple<Dimensions...> key;
+    if (!last || key != std::make_tuple(dimensions...)) {
+        last.reset();  // free the old one before building the new one
+        last = std::make_shared<const Case>(dimensions...);
+        key = std::make_tuple(dimensions...);
+    }
+    return last;
+}
 
 /// \brief How many times the judge runs a call: every run must pass.
 constexpr int kJudgeRuns = 3;
@@ -117,6 +141,7 @@ double physical_limit(Ceiling ceiling);
 struct SpeedVerdict {
     bool ok = false;          ///< timed, verified, possible, and fast enough
     bool slow = false;        ///< the only problem is the speed (then an explanation may help)
+    bool profiled = false;    ///< run under a profiler (WORKBOOK_PROFILE): launched once, nothing timed
     std::string message;      ///< when !ok, what went wrong
     std::string yours;        ///< "your kernel: ..." line
     std::string reference;    ///< "reference: ..." line

@@ -13,13 +13,12 @@
 #include "launch_record.hpp"
 
 #include "check.hpp"
+#include "tools.hpp"
 
 #include <cupti.h>
 #include <cxxabi.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -102,13 +101,6 @@ void flush()
     cupti(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
 }
 
-std::string self_path()
-{
-    char path[PATH_MAX];
-    const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
-}
-
 bool mentions(const std::string& text, const char* word)
 {
     std::string lower(text);
@@ -118,7 +110,6 @@ bool mentions(const std::string& text, const char* word)
 
 }  // namespace
 
-//! [record]
 void begin_recording()
 {
     if (!g_started) {
@@ -149,12 +140,11 @@ LaunchRecord end_recording()
     g_seen.clear();
     return record;
 }
-//! [record]
 
 const std::set<std::string>& student_kernels()
 {
     static const std::set<std::string> names = [] {
-        const std::string path = self_path() + ".kernels";
+        const std::string path = this_program() + ".kernels";
         std::ifstream in(path);
         if (!in)
             throw std::runtime_error("the list of the kernels your file defines is missing (" + path +

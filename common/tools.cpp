@@ -30,13 +30,6 @@ std::string quoted(const std::string& arg)
     return out + "'";
 }
 
-std::string self_path()
-{
-    char path[PATH_MAX];
-    const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
-}
-
 bool contains(const std::string& text, const char* what) { return text.find(what) != std::string::npos; }
 
 // Splits one CSV line of ncu's output ("a","b","1,234") into fields.
@@ -69,6 +62,13 @@ std::string report_lines(const std::string& output, std::size_t limit)
 }
 
 }  // namespace
+
+std::string this_program()
+{
+    char path[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
+}
 
 bool register_probe(const char* name, ProbeFunction body)
 {
@@ -114,7 +114,7 @@ ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std:
     for (const std::string& setting : environment) command += " " + quoted(setting);
     command += " " + quoted(tool);
     for (std::size_t i = 1; i < tool_and_args.size(); ++i) command += " " + quoted(tool_and_args[i]);
-    command += " " + quoted(self_path());
+    command += " " + quoted(this_program());
     for (const std::string& arg : self_args) command += " " + quoted(arg);
     command += " 2>&1";
     std::fflush(stdout);

@@ -31,6 +31,10 @@ bool register_probe(const char* name, ProbeFunction body);
 /// \snippet common/checker_main.cpp run probe
 bool run_probe(const std::string& name);
 
+/// \brief The path of this very program (from /proc/self/exe): what a tool runs again as
+/// `checker --workbook-probe=NAME`, and what the list of the student's kernels lies beside.
+std::string this_program();
+
 /// \brief Where an NVIDIA tool lives: on PATH, else in the CUDA toolkit's bin folder.
 /// \param name e.g. "ncu" or "compute-sanitizer"
 /// \return the path, or an empty string when the tool is not installed

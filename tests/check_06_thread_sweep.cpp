@@ -38,27 +38,32 @@ Call tile_call(int tile)
 }
 void check_tile(int tile) { check(tile_call(tile)); }
 
-// Vector add of n elements with blocks of `threads` threads.
-Call vector_call(int n, int threads)
+// Random a and b on the device, and their float64 sum: one case, shared by every block size.
+struct VectorCase {
+    explicit VectorCase(int n_)
+        : n(n_), a(random_floats(n_, seed_for("va"))), b(random_floats(n_, seed_for("vb"))), device_a(a), device_b(b)
+    {
+        c.resize(n);
+        for (int i = 0; i < n; ++i) c[i] = static_cast<double>(a[i]) + b[i];
+    }
+    int n;
+    std::vector<float> a, b;
+    DeviceBuffer<float> device_a, device_b;
+    std::vector<double> c;
+};
+
+// Vector add with blocks of `threads` threads.
+Call vector_call(const std::shared_ptr<const VectorCase>& v, int threads)
 {
-    struct Data {
-        std::vector<float> a, b;
-        std::vector<double> c;
-        DeviceBuffer<float> device_a, device_b;
-    };
-    auto a = random_floats(n, seed_for("va")), b = random_floats(n, seed_for("vb"));
-    std::vector<double> c(n);
-    for (int i = 0; i < n; ++i) c[i] = static_cast<double>(a[i]) + b[i];
-    const auto d = std::make_shared<const Data>(Data{a, b, c, DeviceBuffer<float>(a), DeviceBuffer<float>(b)});
     Call call;
     call.function = "launch_vector_add_blocks";
     call.address = WORKBOOK_ADDRESS(launch_vector_add_blocks);
-    call.what = "n = " + std::to_string(n) + ", " + std::to_string(threads) + " threads per block";
+    call.what = "n = " + std::to_string(v->n) + ", " + std::to_string(threads) + " threads per block";
     call.output = "c";
-    call.shape = Shape::vector(n);
+    call.shape = Shape::vector(v->n);
     call.tolerance = Tolerance{0, 0x1p-23, "one rounding of a + b"};
-    call.expected = [d]() -> const std::vector<double>& { return d->c; };
-    call.run = [d, n, threads](float* out) { launch_vector_add_blocks(d->device_a.data(), d->device_b.data(), out, n, threads); };
+    call.expected = [v]() -> const std::vector<double>& { return v->c; };
+    call.run = [v, threads](float* out) { launch_vector_add_blocks(v->device_a.data(), v->device_b.data(), out, v->n, threads); };
     call.diagnose = [](const Failure&) { return std::string("blocks = (n + threads_per_block - 1) / threads_per_block."); };
     return call;
 }
@@ -67,8 +72,9 @@ Call vector_call(int n, int threads)
 std::vector<Call> small_sizes()
 {
     std::vector<Call> calls;
-    for (int tile : {1, 2, 4, 8, 16, 32}) calls.push_back(tile_call(tile));
-    for (int threads : {32, 64, 128, 256, 512, 1024}) calls.push_back(vector_call(1000, threads));
+    for (int tile : kTiles) calls.push_back(tile_call(tile));
+    const auto vectors = std::make_shared<const VectorCase>(1000);
+    for (int threads : kBlockSizes) calls.push_back(vector_call(vectors, threads));
     return calls;
 }
 
@@ -181,8 +187,9 @@ TEST_CASE("compute-sanitizer synccheck: every tile" * points(1))
 
 TEST_CASE("vector add with every block size: n = 1000003" * points(1))
 {
+    const auto vectors = std::make_shared<const VectorCase>(1000003);
     for (int threads : kBlockSizes)
-        if (!check(vector_call(1000003, threads))) return;
+        if (!check(vector_call(vectors, threads))) return;
 }
 
 TEST_CASE("occupancy: what the runtime predicts" * points(1))

@@ -204,17 +204,11 @@ private:
     mutable std::map<std::pair<int, int>, std::vector<double>> references_;
 };
 
-/// The image of this size. A large one is built once per process, in one slot: the correctness
-/// and bandwidth tests of both kernels at 8192 x 8192 share it and its references.
+/// The image of this size: at 8192 x 8192 the correctness and bandwidth tests of both kernels
+/// share one, and its references.
 inline std::shared_ptr<const Image> shared_image(int height, int width)
 {
-    if (static_cast<double>(height) * width < (1 << 22)) return std::make_shared<const Image>(height, width);
-    static std::shared_ptr<const Image> last;
-    if (!last || last->height != height || last->width != width) {
-        last.reset();
-        last = std::make_shared<const Image>(height, width);
-    }
-    return last;
+    return cached_case<Image>(static_cast<double>(height) * width, height, width);
 }
 
 /// One kernel on one image with one k x k mask: what the judge runs and compares. The float64
@@ -266,7 +260,7 @@ inline void check(const Kernel& kernel, int height, int width)
 inline std::vector<Call> small_calls(const Kernel& kernel, const std::vector<std::array<int, 3>>& cases)
 {
     std::vector<Call> calls;
-    for (const auto& c : cases) calls.push_back(call(kernel, std::make_shared<const Image>(c[0], c[1]), c[2]));
+    for (const auto& c : cases) calls.push_back(call(kernel, shared_image(c[0], c[1]), c[2]));
     return calls;
 }
 
@@ -292,7 +286,7 @@ inline void check_bandwidth(const Kernel& yours, const Kernel& reference, double
         const SpeedVerdict verdict = check_speed(call(yours, image, k), [&reference, image, k](float* out) {
             reference.launch(image->device_in.data(), out, image->height, image->width, k);
         }, {bytes, Ceiling::copy});
-        profiled = verdict.message == "profiled";
+        profiled = verdict.profiled;
         if (target_percent > 0 && k == 5 && verdict.rate > 0)
             MESSAGE("the goal at k = 5: " << target_percent << "% of copy; yours reaches "
                     << static_cast<int>(100 * verdict.rate / copy_ceiling_gbs()) << "%");

@@ -46,17 +46,12 @@ inline Case::Case(int rows_, int cols_)
                 for (std::size_t c = c0; c < std::min(c0 + block, C); ++c) out[c * R + r] = in[r * C + c];
 }
 
-/// The case of this size. A large one is built once per process: the correctness and the
-/// bandwidth tests at 8192 x 8192 share it. One slot, so that only the latest stays in memory.
+/// The case of this size: at 8192 x 8192 the correctness and the bandwidth tests share one.
 inline std::shared_ptr<const Case> shared_case(int rows, int cols)
 {
-    if (static_cast<double>(rows) * cols < (1 << 22)) return std::make_shared<const Case>(rows, cols);
-    static std::shared_ptr<const Case> last;
-    if (!last || last->rows != rows || last->cols != cols) {
-        last.reset();  // free the old one before building the new one
-        last = std::make_shared<const Case>(rows, cols);
-    }
-    return last;
+    //! [cached case]
+    return cached_case<Case>(static_cast<double>(rows) * cols, rows, cols);
+    //! [cached case]
 }
 
 // What the pattern of failures suggests, the likeliest cause first (the judge explains races).
@@ -111,7 +106,7 @@ inline void check_bandwidth(Launch yours, Launch reference, const char* function
     const SpeedVerdict verdict = check_speed(call(yours, function, rows, cols), [t, reference](float* out) {
         reference(t->device_in.data(), out, t->rows, t->cols);
     }, {bytes, Ceiling::copy});
-    if (!verdict.ok || verdict.message == "profiled") return;
+    if (!verdict.ok) return;
     // The source post's size, for its Tesla P100 table (see the lab's README).
     const Case post(2000, 5000);
     DeviceBuffer<float> post_out(post.in.size());

@@ -43,7 +43,7 @@ SOURCE_DIR = os.path.dirname(TESTS_DIR)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The whole and the broken student bear unit.grade_class's names: a student's build folder is
 # named after them, so under make test, which runs that test first, theirs are already built.
-from test_grade_class import WHOLE, BROKEN  # noqa: E402
+from test_grade_class import WHOLE, BROKEN, alive  # noqa: E402
 
 EXIT_SKIP = 77
 LAB = "02_naive_transpose"
@@ -218,20 +218,12 @@ def stop_process(pid, patience=10.0):
     except OSError:
         return
     deadline = time.monotonic() + patience
-    while time.monotonic() < deadline and running(pid):
+    while time.monotonic() < deadline and alive(pid):
         time.sleep(0.2)
     try:
         os.kill(pid, signal.SIGKILL)
     except OSError:
         pass
-
-
-def running(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def processes_mentioning(text):
@@ -243,7 +235,7 @@ def processes_mentioning(text):
         for what in ("cmdline", "environ"):
             try:
                 with open("/proc/%s/%s" % (entry, what), "rb") as f:
-                    if text.encode() in f.read() and running(int(entry)):
+                    if text.encode() in f.read() and alive(int(entry)):
                         found.append(int(entry))
                         break
             except OSError:
