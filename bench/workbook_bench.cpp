@@ -20,6 +20,7 @@
 #include "common/compare.hpp"
 #include "common/convolution_reference.hpp"
 #include "common/device.hpp"
+#include "common/exact_references.hpp"
 #include "common/gemm_reference.hpp"
 #include "common/host.hpp"
 #include "common/json.hpp"
@@ -37,6 +38,7 @@
 #include <deque>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <set>
 #include <string>
@@ -136,7 +138,7 @@ using GpuLaunch = std::function<void(const std::vector<DeviceBuffer<float>>& in,
 
 std::string check_and_time_gpu(Table& table, const std::string& size, const std::string& implementation,
                                int threads_per_block, const std::vector<const std::vector<float>*>& inputs,
-                               const std::vector<double>& expected, const Shape& shape, const Tolerance& tolerance,
+                               const Reference& expected, const Shape& shape, const Tolerance& tolerance,
                                const GpuLaunch& launch)
 {
     std::vector<DeviceBuffer<float>> in;
@@ -147,7 +149,7 @@ std::string check_and_time_gpu(Table& table, const std::string& size, const std:
     call.what = size;
     call.shape = shape;
     call.tolerance = tolerance;
-    call.expected = [&]() -> const std::vector<double>& { return expected; };
+    call.expected = [&]() -> const Reference& { return expected; };
     call.run = [&](float* out) { launch(in, out); };
     // The solutions are linked into the bench itself: any kernel of this program counts.
     const Verdict verdict = judge_call(call, JudgeOptions{kJudgeRuns, false});
@@ -205,7 +207,7 @@ void plan_matmul(std::vector<Step>& plan, Table& table, int m, int k, int n, con
 {
     struct Data {
         std::vector<float> a, b;
-        std::vector<double> c;
+        Reference c;
     };
     auto data = std::make_shared<Data>();
     // The data and the reference are made by the first step that needs them, freed by the last.
@@ -225,7 +227,7 @@ void plan_matmul(std::vector<Step>& plan, Table& table, int m, int k, int n, con
                             // The sources' host loop, row by row (common/host.hpp).
                             const auto row = [&](int i) { host_matmul_row(d.a.data(), d.b.data(), c.data(), k, n, i); };
                             return time_cpu_case(table, size, threads, m, row,
-                                                 [&] { return compare("C", c, d.c, shape, gemm_tolerance(k)); },
+                                                 [&] { return compare("C", c, d.c.host(), shape, gemm_tolerance(k)); },
                                                  limit);
                         }});
     }
@@ -260,10 +262,7 @@ void plan_transpose(std::vector<Step>& plan, Table& table, int rows, int cols, c
     const std::string size = std::to_string(rows) + "x" + std::to_string(cols);
     auto in = std::make_shared<std::vector<float>>(
         random_floats(static_cast<std::size_t>(rows) * cols, seed_for("bench transpose " + size)));
-    auto expected = std::make_shared<std::vector<double>>(in->size());
-    for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c)
-            (*expected)[static_cast<std::size_t>(c) * rows + r] = (*in)[static_cast<std::size_t>(r) * cols + c];
+    auto expected = std::make_shared<Reference>(transpose_reference(*in, rows, cols));
     const Shape shape = Shape::grid(cols, rows);
     const Tolerance exact{0, 0, "a transpose moves values without changing them"};
     for (int threads : host_thread_counts()) {
@@ -275,7 +274,7 @@ void plan_transpose(std::vector<Step>& plan, Table& table, int rows, int cols, c
                                     out[static_cast<std::size_t>(c) * rows + r] = (*in)[static_cast<std::size_t>(r) * cols + c];
                             };
                             return time_cpu_case(table, size, threads, rows, row,
-                                                 [&] { return compare("out", out, *expected, shape, exact); }, limit);
+                                                 [&] { return compare("out", out, expected->host(), shape, exact); }, limit);
                         }});
     }
     for (const TransposeImpl& impl : impls) {
@@ -303,11 +302,11 @@ void plan_convolution(std::vector<Step>& plan, Table& table, int height, int wid
     auto image = std::make_shared<std::vector<float>>(
         random_floats(static_cast<std::size_t>(height) * width, seed_for("bench image " + size)));
     auto mask = std::make_shared<std::vector<float>>(random_floats(static_cast<std::size_t>(k) * k, seed_for("bench mask")));
-    auto expected = std::make_shared<std::vector<double>>();
+    auto expected = std::make_shared<std::optional<Reference>>();
     const Shape shape = Shape::grid(height, width);
-    const auto reference = [=] {
-        if (expected->empty()) *expected = convolution_reference(*image, height, width, *mask, k);
-        return expected;
+    const auto reference = [=]() -> const Reference& {
+        if (!*expected) *expected = convolution_reference(*image, height, width, *mask, k);
+        return **expected;
     };
     for (int threads : host_thread_counts()) {
         plan.push_back({table.id + ": host loop, " + std::to_string(threads) + " thread(s)", [=, &table] {
@@ -318,14 +317,14 @@ void plan_convolution(std::vector<Step>& plan, Table& table, int height, int wid
                             };
                             return time_cpu_case(
                                 table, size, threads, height, row,
-                                [&] { return compare("out", out, *reference(), shape, convolution_tolerance(k)); }, limit);
+                                [&] { return compare("out", out, reference().host(), shape, convolution_tolerance(k)); }, limit);
                         }});
     }
     for (const ConvolutionImpl& impl : impls) {
         plan.push_back({table.id + ": " + impl.name, [=, &table] {
                             impl.set_mask(mask->data(), k);
                             return check_and_time_gpu(table, size, impl.name, impl.threads_per_block, {image.get()},
-                                                      *reference(), shape, convolution_tolerance(k),
+                                                      reference(), shape, convolution_tolerance(k),
                                                       [&](const std::vector<DeviceBuffer<float>>& in, float* out) {
                                                           impl.launch(in[0].data(), out, height, width, k);
                                                       });

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -85,6 +86,16 @@ public:
         if (count_ > 0)
             CUDA_CHECK(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost));
         return host;
+    }
+
+    /// \brief Copies one element back to the host: a spot check without reading the whole buffer.
+    /// \param index the element, below size()
+    T at(std::size_t index) const
+    {
+        if (index >= count_) throw std::out_of_range("DeviceBuffer::at: index past the end");
+        T value;
+        CUDA_CHECK(cudaMemcpy(&value, data_ + index, sizeof(T), cudaMemcpyDeviceToHost));
+        return value;
     }
 
     /// \brief Sets every byte of the buffer to one value.

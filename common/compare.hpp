@@ -1,9 +1,14 @@
 /// \file compare.hpp
 /// \brief Comparing a kernel's output with a float64 reference, and saying where it differs.
 ///
-/// The reference is computed on the CPU in double precision. Each check states its tolerance and
-/// why (a Tolerance carries the reason), integers are compared exactly, and an element that
-/// still holds the poison pattern is reported as never written rather than as a wrong value.
+/// The reference is computed in double precision, on the CPU or, for large cases, on the GPU
+/// (a Reference holds it wherever it was made). Each check states its tolerance and why (a
+/// Tolerance carries the reason), integers are compared exactly, and an element that still holds
+/// the poison pattern is reported as never written rather than as a wrong value.
+///
+/// The judge compares on the GPU (compare_on_device): every element, the same bound, and no
+/// copy of a large output to the host. Only an output that fails is read back and compared
+/// again on the host, which is the authority and writes the report.
 /// For 2-D outputs, a small text map shows where the mismatches fall: a swapped index, a
 /// missing border or an unwritten tail each have a shape one recognises at a glance.
 #pragma once
@@ -12,6 +17,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -138,5 +144,57 @@ Comparison compare(const std::string& name, const std::vector<T>& got,
     for (std::size_t i = n; i < expected.size(); ++i) result.record(i, expected[i], NAN, true);
     return result;
 }
+
+/// \brief A float64 reference, computed on the host or on the GPU, and copied to the other side
+/// only when asked: the judge compares on the GPU (device()), and reads the values on the host
+/// (host()) only to report a failure.
+///
+/// \snippet tests/matmul_cases.hpp reference
+class Reference {
+public:
+    Reference() = default;
+    /// \brief A reference computed on the host.
+    /// \param values one value per output element
+    explicit Reference(std::vector<double> values) : host_(std::move(values)), size_(host_.size()) {}
+    /// \brief A reference computed on the GPU.
+    /// \param values one value per output element, in device memory
+    explicit Reference(DeviceBuffer<double> values)
+        : device_(std::make_shared<DeviceBuffer<double>>(std::move(values))), size_(device_->size())
+    {
+    }
+    /// \brief The number of values.
+    std::size_t size() const { return size_; }
+    /// \brief The values on the host (read back from the GPU the first time, if made there).
+    const std::vector<double>& host() const
+    {
+        if (host_.size() != size_) host_ = device_->download();
+        return host_;
+    }
+    /// \brief The values on the GPU (copied there the first time, if made on the host).
+    const double* device() const
+    {
+        if (!device_) device_ = std::make_shared<DeviceBuffer<double>>(host_);
+        return device_->data();
+    }
+
+private:
+    mutable std::vector<double> host_;
+    mutable std::shared_ptr<DeviceBuffer<double>> device_;
+    std::size_t size_ = 0;
+};
+
+/// \brief Compares an output in device memory with its reference, on the GPU.
+///
+/// Every element is held to the same bound as compare(). When all pass, only the largest error
+/// comes back to the host. When any fails, the output and the reference are read back and
+/// compared on the host, whose Comparison (first failures, runs, map) is returned.
+/// \param name the output's name in the lab
+/// \param got the output, shape.count() floats in device memory
+/// \param expected the reference, shape.count() values
+/// \param shape how to name elements
+/// \param tolerance the bound, with its reason
+/// \snippet common/judge.cu judge
+Comparison compare_on_device(const std::string& name, const float* got, const Reference& expected, Shape shape,
+                             const Tolerance& tolerance);
 
 }  // namespace workbook

@@ -69,7 +69,7 @@ std::vector<double> on_cpu(const std::vector<float>& image, int height, int widt
     return out;
 }
 
-std::vector<double> on_gpu(const std::vector<float>& image, int height, int width,
+DeviceBuffer<double> on_gpu(const std::vector<float>& image, int height, int width,
                            const std::vector<float>& mask, int k, int stride)
 {
     const int out_height = output_size(height, stride), out_width = output_size(width, stride);
@@ -81,7 +81,7 @@ std::vector<double> on_gpu(const std::vector<float>& image, int height, int widt
     reference_kernel<<<grid, block>>>(d_image.data(), d_mask.data(), d_out.data(), height, width, k,
                                       stride, out_height, out_width);
     CUDA_CHECK_LAUNCH("the float64 reference convolution");
-    return d_out.download();
+    return d_out;
 }
 
 }  // namespace
@@ -108,14 +108,14 @@ double convolution_reference_at(const std::vector<float>& image, int height, int
     return sum;
 }
 
-std::vector<double> convolution_reference(const std::vector<float>& image, int height, int width,
-                                          const std::vector<float>& mask, int k, int stride)
+Reference convolution_reference(const std::vector<float>& image, int height, int width,
+                                const std::vector<float>& mask, int k, int stride)
 {
     check_arguments(image, height, width, mask, k, stride);
     const int out_height = output_size(height, stride), out_width = output_size(width, stride);
     if (static_cast<double>(out_height) * out_width * k * k <= kCpuLimit)
-        return on_cpu(image, height, width, mask, k, stride);
-    std::vector<double> out = on_gpu(image, height, width, mask, k, stride);
+        return Reference(on_cpu(image, height, width, mask, k, stride));
+    DeviceBuffer<double> out = on_gpu(image, height, width, mask, k, stride);
     // Trust, but verify: the GPU must match the CPU's float64 loop at the corners, where the
     // zero padding matters most, and wherever else we look.
     Rng rng(seed_for("convolution reference spot checks"));
@@ -128,12 +128,12 @@ std::vector<double> convolution_reference(const std::vector<float>& image, int h
         }
         double magnitude = 0;
         const double expected = convolution_reference_at(image, height, width, mask, k, stride, y, x, &magnitude);
-        const double got = out[static_cast<std::size_t>(y) * out_width + x];
+        const double got = out.at(static_cast<std::size_t>(y) * out_width + x);
         if (std::fabs(got - expected) > 1e-12 * (magnitude + 1))
             throw std::runtime_error("checker bug: the GPU's float64 convolution and the CPU disagree at out[" +
                                      std::to_string(y) + "][" + std::to_string(x) + "]");
     }
-    return out;
+    return Reference(std::move(out));
 }
 
 Tolerance convolution_tolerance(int k)

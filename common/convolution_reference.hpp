@@ -12,7 +12,7 @@
 /// A float64 loop on the CPU is the plainest reference, and the workbook uses it for small cases.
 /// At 8192 x 8192 with k = 15 it would be 15 billion multiply-adds, minutes on a two-core machine,
 /// so larger cases are computed by a simple float64 kernel on the GPU, from the same float inputs,
-/// and that result is itself checked against the CPU loop at the four corners and at random
+/// and stay there for the judge's comparison; that result is itself checked against the CPU loop at the four corners and at random
 /// outputs before any student's output is compared with it.
 #pragma once
 
@@ -29,12 +29,13 @@ namespace workbook {
 /// \param mask k * k floats, row-major: mask[i * k + j]
 /// \param k the mask's side, odd, from 1 up
 /// \param stride the step between output pixels, in input pixels (1: the output is the image's size)
-/// \return ceil(height / stride) * ceil(width / stride) doubles, row-major; throws
+/// \return ceil(height / stride) * ceil(width / stride) values, row-major, on the host (small
+///         cases) or on the GPU (large ones); throws
 ///         std::invalid_argument for inconsistent sizes and std::runtime_error if the GPU and
 ///         the CPU disagree
 /// \snippet tests/convolution_cases.hpp reference
-std::vector<double> convolution_reference(const std::vector<float>& image, int height, int width,
-                                          const std::vector<float>& mask, int k, int stride = 1);
+Reference convolution_reference(const std::vector<float>& image, int height, int width,
+                                const std::vector<float>& mask, int k, int stride = 1);
 
 /// \brief One output of the same correlation, computed on the CPU in float64.
 /// \param image height * width floats, row-major

@@ -3,8 +3,8 @@
 ///
 /// A float64 loop on the CPU is the plainest reference, and the workbook uses it for small
 /// products. At 4096^3 it would take minutes on a two-core machine, so larger products are
-/// computed by cuBLAS DGEMM on the GPU, in float64 from the same float inputs, and that result is
-/// itself checked against the CPU loop at random entries before any student's output is compared
+/// computed by cuBLAS DGEMM on the GPU, in float64 from the same float inputs, and stay there for
+/// the judge's comparison; that result is itself checked against the CPU loop at random entries before any student's output is compared
 /// with it.
 #pragma once
 
@@ -20,9 +20,10 @@ namespace workbook {
 /// \param m rows of A and C
 /// \param k columns of A, rows of B
 /// \param n columns of B and C
-/// \return m * n doubles; throws std::runtime_error if DGEMM and the CPU disagree
+/// \return m * n values, on the host (small products) or on the GPU (large ones); throws
+///         std::runtime_error if DGEMM and the CPU disagree
 /// \snippet tests/matmul_cases.hpp reference
-std::vector<double> gemm_reference(const std::vector<float>& a, const std::vector<float>& b, int m,
+Reference gemm_reference(const std::vector<float>& a, const std::vector<float>& b, int m,
                                    int k, int n);
 
 /// \brief The tolerance for a float product with k terms against its float64 reference.

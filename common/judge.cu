@@ -64,10 +64,35 @@ public:
     }
     std::vector<float> download() const { return device_ ? device_->download() : host_; }
     GuardReport guards() const { return device_ ? device_->check_guards() : GuardReport{}; }
+    // Against the reference: on the GPU for a device output, so that a large one stays there.
+    Comparison compare_with(const Call& call)
+    {
+        if (device_) return compare_on_device(call.output, data(), call.expected(), call.shape, call.tolerance);
+        return compare(call.output, host_, call.expected().host(), call.shape, call.tolerance);
+    }
+    // Keeps the output as it is now, for differs_from_kept().
+    void keep()
+    {
+        if (!device_) {
+            kept_host_ = host_;
+            return;
+        }
+        if (kept_.size() != device_->size()) kept_ = DeviceBuffer<float>(device_->size());
+        if (kept_.size() > 0)
+            CUDA_CHECK(cudaMemcpy(kept_.data(), data(), kept_.bytes(), cudaMemcpyDeviceToDevice));
+    }
+    // Whether the output differs, bit for bit (so NaN equals NaN), from what keep() saved.
+    bool differs_from_kept()
+    {
+        if (!device_) return std::memcmp(kept_host_.data(), host_.data(), host_.size() * sizeof(float)) != 0;
+        return count_differences(data(), kept_.data(), kept_.size(), differences_) > 0;
+    }
 
 private:
     std::optional<GuardedOutput<float>> device_;
-    std::vector<float> host_;
+    std::vector<float> host_, kept_host_;
+    DeviceBuffer<float> kept_;
+    DeviceBuffer<unsigned long long> differences_{1};
 };
 //! [output]
 
@@ -113,7 +138,6 @@ std::string race_text(const Call& call)
 Verdict judge_into(const Call& call, const JudgeOptions& options, Output& out)
 {
     const std::string where = call.function + ", " + call.what;
-    std::vector<float> previous;
     Comparison previous_comparison;
     Failure failure;
     int failed_runs = 0, first_failed = 0;
@@ -128,19 +152,16 @@ Verdict judge_into(const Call& call, const JudgeOptions& options, Output& out)
         const std::string wrong_launch = check_record(call, end_recording(), options);
         if (!wrong_launch.empty()) return {false, where + ": " + wrong_launch};
 
-        std::vector<float> got = out.download();
         const GuardReport guards = out.guards();
         // A run identical to the one before has the same comparison: only changes are compared again.
-        // Bit for bit, so that NaN outputs do not look like changes.
-        const bool same = run > 1 && std::memcmp(previous.data(), got.data(), got.size() * sizeof(float)) == 0;
+        const bool same = run > 1 && !out.differs_from_kept();
         changes |= run > 1 && !same;
-        Comparison comparison = same ? previous_comparison
-                                     : compare(call.output, got, call.expected(), call.shape, call.tolerance);
+        Comparison comparison = same ? previous_comparison : out.compare_with(call);
         if (!(comparison.ok() && guards.intact()) && failed_runs++ == 0) {
             first_failed = run;
-            failure = {comparison, guards, got};
+            failure = {comparison, guards, out.download()};
         }
-        previous = std::move(got);
+        out.keep();
         previous_comparison = std::move(comparison);
     }
     //! [judge]
@@ -222,12 +243,8 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
                           ". Make the correctness tests pass first.\n" + correct.message;
         return verdict;
     }
-    // The last judged run's output, verified: every timed run must reproduce it.
+    // judge_into kept the last judged run's output, verified: every timed run must reproduce it.
     const std::size_t count = yours.shape.count();
-    DeviceBuffer<float> verified(count);
-    DeviceBuffer<unsigned long long> differences(1);
-    if (count > 0)
-        CUDA_CHECK(cudaMemcpy(verified.data(), out.data(), count * sizeof(float), cudaMemcpyDeviceToDevice));
 
     int run = 0;
     TimingOptions checked;
@@ -243,10 +260,10 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
         if (!wrong_launch.empty()) throw TimedRunFailed{where + ": " + wrong_launch};
         const GuardReport guards = out.guards();
         if (!guards.intact()) throw TimedRunFailed{where + ": " + guards.describe(yours.output, count)};
-        if (count_differences(out.data(), verified.data(), count, differences) == 0) return;
+        if (!out.differs_from_kept()) return;
         // Not bit for bit the verified output: still right if within the tolerance (atomics
         // may add in another order every time).
-        const Comparison again = compare(yours.output, out.download(), yours.expected(), yours.shape, yours.tolerance);
+        const Comparison again = out.compare_with(yours);
         if (!again.ok())
             throw TimedRunFailed{where + ": the output is wrong, although the runs before timing were "
                                  "right. Every timed run must do the whole work.\n" + again.report()};

@@ -9,7 +9,8 @@
 /// 1. poison the output (NaN) and arm the guard zones around it;
 /// 2. run the student's function, recording with CUPTI which kernels it launched;
 /// 3. check that a kernel ran and that every kernel that ran is defined in the student's file;
-/// 4. compare the output with the reference and check the guards;
+/// 4. compare the output with the reference on the GPU (a failing output is read back and
+///    compared again on the host, for the report) and check the guards;
 /// 5. repeat, three runs in all: the call passes only if every run passes, and an output that
 ///    changes between identical runs is reported as a race;
 /// 6. for a performance test, time it beside the reference with the output poisoned before every
@@ -47,8 +48,9 @@ struct Call {
     std::string output = "out";     ///< the output's name in the lab, e.g. "c"
     Shape shape;                    ///< how the output's elements are named
     Tolerance tolerance;            ///< how far from the reference an element may be
-    /// The float64 reference, one value per output element (called when first needed).
-    std::function<const std::vector<double>&()> expected;
+    /// The float64 reference, one value per output element (called when first needed; the judge
+    /// compares on the GPU, so a reference made there never has to come to the host).
+    std::function<const Reference&()> expected;
     /// Runs once before the call's runs, outside them (lab 07 copies its mask here).
     std::function<void()> setup;
     /// Calls the student's function so that it writes the output at `out`.
@@ -61,10 +63,11 @@ struct Call {
     std::size_t copies_back_bytes = 0;    ///< at least this many bytes must be copied device to host
 };
 
-/// \brief A lab's case of these dimensions, for its calls to share. A large one (4 Mi elements or
-/// more) is built once per process and kept in one slot per case type, so that the correctness
-/// and performance tests of a size share its data and its float64 reference, and only the
-/// latest large case stays in memory; a small one is built afresh.
+/// \brief A lab's case of these dimensions, for its calls to share. A large one (16 Mi elements
+/// or more: 4096 x 4096 and up) is built once per process and kept in one slot per case type, so
+/// that the correctness and performance tests of a size share its data and its float64
+/// reference, and only the latest large case stays in memory; a smaller one is built afresh, and
+/// so never evicts the large one that the next test needs again.
 /// \tparam Case the lab's case, constructible from the dimensions
 /// \param elements how many elements the case holds, to tell large from small
 /// \param dimensions the case's dimensions, e.g. rows and cols
@@ -72,7 +75,7 @@ struct Call {
 template <class Case, class... Dimensions>
 std::shared_ptr<const Case> cached_case(double elements, Dimensions... dimensions)
 {
-    if (elements < (1 << 22)) return std::make_shared<const Case>(dimensions...);
+    if (elements < (1 << 24)) return std::make_shared<const Case>(dimensions...);
     static std::shared_ptr<const Case> last;
     static std::tuple<Dimensions...> key;
     if (!last || key != std::make_tuple(dimensions...)) {

@@ -13,6 +13,7 @@
 #include "compare.hpp"
 #include "convolution_reference.hpp"
 #include "device.hpp"
+#include "exact_references.hpp"
 #include "gemm_reference.hpp"
 #include "host.hpp"
 #include "judge.hpp"

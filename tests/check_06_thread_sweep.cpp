@@ -41,15 +41,14 @@ void check_tile(int tile) { check(tile_call(tile)); }
 // Random a and b on the device, and their float64 sum: one case, shared by every block size.
 struct VectorCase {
     explicit VectorCase(int n_)
-        : n(n_), a(random_floats(n_, seed_for("va"))), b(random_floats(n_, seed_for("vb"))), device_a(a), device_b(b)
+        : n(n_), a(random_floats(n_, seed_for("va"))), b(random_floats(n_, seed_for("vb"))), device_a(a),
+          device_b(b), c(sum_reference(a, b))
     {
-        c.resize(n);
-        for (int i = 0; i < n; ++i) c[i] = static_cast<double>(a[i]) + b[i];
     }
     int n;
     std::vector<float> a, b;
     DeviceBuffer<float> device_a, device_b;
-    std::vector<double> c;
+    Reference c;
 };
 
 // Vector add with blocks of `threads` threads.
@@ -62,7 +61,7 @@ Call vector_call(const std::shared_ptr<const VectorCase>& v, int threads)
     call.output = "c";
     call.shape = Shape::vector(v->n);
     call.tolerance = Tolerance{0, 0x1p-23, "one rounding of a + b"};
-    call.expected = [v]() -> const std::vector<double>& { return v->c; };
+    call.expected = [v]() -> const Reference& { return v->c; };
     call.run = [v, threads](float* out) { launch_vector_add_blocks(v->device_a.data(), v->device_b.data(), out, v->n, threads); };
     call.diagnose = [](const Failure&) { return std::string("blocks = (n + threads_per_block - 1) / threads_per_block."); };
     return call;

@@ -31,7 +31,7 @@ struct Case {
     Case(int m, int k, int n);
     int m = 0, k = 0, n = 0;
     std::vector<float> a, b;
-    std::vector<double> c;  // float64 reference
+    Reference c;  // float64
     DeviceBuffer<float> device_a, device_b;
 };
 
@@ -71,7 +71,7 @@ inline std::string diagnose(const Case& t, const Failure& f, const std::string& 
     for (const Mismatch& m : result.first) {
         nans += !m.unwritten && std::isnan(m.got);
         const std::size_t i = m.index / t.n, j = m.index % t.n;
-        transposed += t.m == t.n && !m.unwritten && std::fabs(m.got - t.c[j * t.n + i]) < 1e-3;
+        transposed += t.m == t.n && !m.unwritten && std::fabs(m.got - t.c.host()[j * t.n + i]) < 1e-3;
     }
     if (nans > 0 && nans == result.first.size())
         return "C holds NaN where sums belong: does the kernel add into C (c[...] += ...) before "
@@ -100,7 +100,7 @@ inline Call call(const Launch& launch, const void* address, const std::string& f
     c.output = "C";
     c.shape = Shape::grid(m, n);
     c.tolerance = tolerance(k);
-    c.expected = [t]() -> const std::vector<double>& { return t->c; };
+    c.expected = [t]() -> const Reference& { return t->c; };
     c.run = [t, launch](float* out) { launch(t->device_a.data(), t->device_b.data(), out, t->m, t->k, t->n); };
     c.diagnose = [t, lab_hint](const Failure& f) { return diagnose(*t, f, lab_hint); };
     c.race_hint = "Does every thread wait at a __syncthreads() after loading the tiles, and again before "

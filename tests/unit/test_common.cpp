@@ -296,11 +296,11 @@ TEST_CASE("convolution reference: a correlation with zero padding, and its strid
     const std::vector<float> corner = {0, 0, 1,
                                        0, 0, 0,
                                        0, 0, 0};
-    CHECK(convolution_reference(in, 3, 3, corner, 3) == std::vector<double>{0, 0, 0,
+    CHECK(convolution_reference(in, 3, 3, corner, 3).host() == std::vector<double>{0, 0, 0,
                                                                             2, 3, 0,
                                                                             5, 6, 0});
     // Stride 2: outputs centred on in[0][0], in[0][2], in[2][0], in[2][2].
-    CHECK(convolution_reference(in, 3, 3, corner, 3, 2) == std::vector<double>{0, 0,
+    CHECK(convolution_reference(in, 3, 3, corner, 3, 2).host() == std::vector<double>{0, 0,
                                                                                5, 0});
     //! [convolution]
     // Not flipped: the centre sums mask[i][j] * in[i][j], 285; a flipped mask would give 165.
@@ -308,11 +308,11 @@ TEST_CASE("convolution reference: a correlation with zero padding, and its strid
     double magnitude = 0;
     CHECK(convolution_reference_at(in, 3, 3, mask, 3, 1, 1, 1, &magnitude) == 285);
     CHECK(magnitude == 285);
-    CHECK(convolution_reference(in, 3, 3, mask, 3)[4] == 285);
+    CHECK(convolution_reference(in, 3, 3, mask, 3).host()[4] == 285);
     // A 1 x 1 mask scales; a mask wider than the image still sees only the image.
-    CHECK(convolution_reference(in, 3, 3, {2}, 1) == std::vector<double>{2, 4, 6, 8, 10, 12, 14, 16, 18});
+    CHECK(convolution_reference(in, 3, 3, {2}, 1).host() == std::vector<double>{2, 4, 6, 8, 10, 12, 14, 16, 18});
     const std::vector<float> ones(15 * 15, 1.0f);
-    CHECK(convolution_reference(in, 3, 3, ones, 15) == std::vector<double>(9, 45));
+    CHECK(convolution_reference(in, 3, 3, ones, 15).host() == std::vector<double>(9, 45));
     CHECK_THROWS_AS(convolution_reference(in, 3, 3, mask, 2), std::invalid_argument);
     CHECK_THROWS_AS(convolution_reference(in, 3, 4, mask, 3), std::invalid_argument);
 }
@@ -345,13 +345,13 @@ TEST_CASE("host baselines: the matmul and convolution rows agree with the float6
     //! [host baselines]
     for_rows(m, 2, [&](int i) { host_matmul_row(a.data(), b.data(), c.data(), k, n, i); });
     //! [host baselines]
-    CHECK(compare("C", c, gemm_reference(a, b, m, k, n), Shape::grid(m, n), gemm_tolerance(k)).ok());
+    CHECK(compare("C", c, gemm_reference(a, b, m, k, n).host(), Shape::grid(m, n), gemm_tolerance(k)).ok());
 
     const int height = 9, width = 11, mask_k = 5;
     const std::vector<float> image = random_floats(height * width, 13), mask = random_floats(mask_k * mask_k, 14);
     std::vector<float> out(image.size());
     for (int y = 0; y < height; ++y) host_convolution_row(image.data(), out.data(), height, width, mask.data(), mask_k, y);
-    CHECK(compare("out", out, convolution_reference(image, height, width, mask, mask_k), Shape::grid(height, width),
+    CHECK(compare("out", out, convolution_reference(image, height, width, mask, mask_k).host(), Shape::grid(height, width),
                   convolution_tolerance(mask_k)).ok());
 }
 

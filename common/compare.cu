@@ -1,7 +1,11 @@
 #include "compare.hpp"
 
+#include "check.hpp"
+
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <stdexcept>
 #include <sstream>
 
 namespace workbook {
@@ -140,6 +144,64 @@ std::string Comparison::report() const
         out << "\n";
     }
     return out.str();
+}
+
+namespace {
+
+// One pass over the output: counts the elements outside the bound and finds the largest error of
+// the others. The bound is computed without fused multiply-adds, rounded as the host rounds it,
+// so that both sides judge every element alike; an output the GPU fails is compared again on
+// the host anyway.
+__global__ void compare_kernel(const float* got, const double* expected, std::size_t n, double abs,
+                               double rel, unsigned long long* bad, unsigned long long* largest_error)
+{
+    unsigned long long local_bad = 0;
+    double local_largest = 0;
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const double error = fabs(__dsub_rn(static_cast<double>(got[i]), expected[i]));
+        if (error <= __dadd_rn(abs, __dmul_rn(rel, fabs(expected[i])))) local_largest = fmax(local_largest, error);
+        else ++local_bad;  // NaN, the poison, lands here too
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        local_bad += __shfl_down_sync(0xffffffffu, local_bad, offset);
+        local_largest = fmax(local_largest, __shfl_down_sync(0xffffffffu, local_largest, offset));
+    }
+    if (threadIdx.x % 32 == 0) {
+        if (local_bad > 0) atomicAdd(bad, local_bad);
+        // Non-negative doubles order as their bit patterns do.
+        atomicMax(largest_error, static_cast<unsigned long long>(__double_as_longlong(local_largest)));
+    }
+}
+
+}  // namespace
+
+Comparison compare_on_device(const std::string& name, const float* got, const Reference& expected, Shape shape,
+                             const Tolerance& tolerance)
+{
+    const std::size_t n = shape.count();
+    if (expected.size() != n) throw std::invalid_argument("compare_on_device: the reference's size is not the output's");
+    DeviceBuffer<unsigned long long> counts(2);  // failing elements, the largest error's bits
+    counts.fill_bytes(0);
+    if (n > 0) {
+        const int blocks = static_cast<int>(std::min<std::size_t>((n + 255) / 256, 4096));
+        compare_kernel<<<blocks, 256>>>(got, expected.device(), n, tolerance.abs, tolerance.rel, counts.data(),
+                                        counts.data() + 1);
+        CUDA_CHECK_LAUNCH("the judge's comparison with the reference");
+    }
+    const std::vector<unsigned long long> result = counts.download();
+    if (result[0] > 0) {
+        // Read back and compared again on the host, which names every failure.
+        std::vector<float> host(n);
+        CUDA_CHECK(cudaMemcpy(host.data(), got, n * sizeof(float), cudaMemcpyDeviceToHost));
+        return compare(name, host, expected.host(), shape, tolerance);
+    }
+    Comparison comparison;
+    comparison.name = name;
+    comparison.shape = shape;
+    comparison.tolerance = tolerance;
+    std::memcpy(&comparison.max_error, &result[1], sizeof(double));
+    return comparison;
 }
 
 }  // namespace workbook

@@ -2,6 +2,7 @@
 
 #include "buffers.hpp"
 #include "check.hpp"
+#include "exact_references.hpp"
 #include "random.hpp"
 
 #include <cublas_v2.h>
@@ -46,10 +47,9 @@ std::vector<double> on_cpu(const std::vector<float>& a, const std::vector<float>
     return c;
 }
 
-std::vector<double> on_gpu(const std::vector<float>& a, const std::vector<float>& b, int m, int k, int n)
+DeviceBuffer<double> on_gpu(const std::vector<float>& a, const std::vector<float>& b, int m, int k, int n)
 {
-    const DeviceBuffer<double> da(std::vector<double>(a.begin(), a.end()));
-    const DeviceBuffer<double> db(std::vector<double>(b.begin(), b.end()));
+    const DeviceBuffer<double> da = widened_on_device(a), db = widened_on_device(b);
     DeviceBuffer<double> dc(static_cast<std::size_t>(m) * n);
     cublasHandle_t handle = nullptr;
     if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
@@ -59,16 +59,15 @@ std::vector<double> on_gpu(const std::vector<float>& a, const std::vector<float>
                                               db.data(), n, da.data(), k, &zero, dc.data(), n);
     cublasDestroy(handle);
     if (status != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasDgemm failed");
-    return dc.download();
+    return dc;
 }
 
 }  // namespace
 
-std::vector<double> gemm_reference(const std::vector<float>& a, const std::vector<float>& b, int m,
-                                   int k, int n)
+Reference gemm_reference(const std::vector<float>& a, const std::vector<float>& b, int m, int k, int n)
 {
-    if (static_cast<double>(m) * n * k <= kCpuLimit) return on_cpu(a, b, m, k, n);
-    std::vector<double> c = on_gpu(a, b, m, k, n);
+    if (static_cast<double>(m) * n * k <= kCpuLimit) return Reference(on_cpu(a, b, m, k, n));
+    DeviceBuffer<double> c = on_gpu(a, b, m, k, n);
     // Trust, but verify: DGEMM must match the CPU's float64 loop wherever we look.
     Rng rng(seed_for("gemm reference spot checks"));
     for (int s = 0; s < kSpotChecks; ++s) {
@@ -76,12 +75,12 @@ std::vector<double> gemm_reference(const std::vector<float>& a, const std::vecto
         const int j = static_cast<int>(rng.next() % static_cast<unsigned>(n));
         double magnitude = 0;
         const double expected = dot(a, b, k, n, i, j, &magnitude);
-        const double got = c[static_cast<std::size_t>(i) * n + j];
+        const double got = c.at(static_cast<std::size_t>(i) * n + j);
         if (std::fabs(got - expected) > 1e-12 * (magnitude + 1))
             throw std::runtime_error("checker bug: cuBLAS DGEMM and the CPU disagree at C[" +
                                      std::to_string(i) + "][" + std::to_string(j) + "]");
     }
-    return c;
+    return Reference(std::move(c));
 }
 
 Tolerance gemm_tolerance(int k)
