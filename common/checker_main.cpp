@@ -199,6 +199,24 @@ bool wants_only_information(int argc, char** argv)
     return false;
 }
 
+// Whether this run starts at the first test and selects every test: only then are the probes'
+// compute-sanitizer runs started early (a run of some tests would wait for runs it never uses).
+bool runs_every_test(int argc, char** argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        const char* arg = argv[i];
+        while (*arg == '-') ++arg;
+        const std::string option(arg, std::strcspn(arg, "="));
+        const char* value = arg + option.size() + (arg[option.size()] == '=' ? 1 : 0);
+        for (const char* filter : {"tc", "test-case", "tce", "test-case-exclude", "sf", "source-file", "sfe",
+                                   "source-file-exclude", "ts", "test-suite", "tse", "test-suite-exclude", "sc",
+                                   "subcase", "sce", "subcase-exclude", "l", "last"})
+            if (option == filter) return false;
+        if ((option == "f" || option == "first") && std::atoi(value) > 1) return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 doctest::description points(int n) { return doctest::description(kPointTexts[n < 0 ? 0 : n > kMaxPoints ? kMaxPoints : n]); }
@@ -277,6 +295,7 @@ int main(int argc, char** argv)
             return 1;
         }
         std::fflush(stdout);
+        if (workbook::runs_every_test(argc, argv)) workbook::start_sanitizers_early();
     }
     return context.run();
 }

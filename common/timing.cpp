@@ -1,5 +1,7 @@
 #include "timing.hpp"
 
+#include "tools.hpp"
+
 #include "buffers.hpp"
 #include "check.hpp"
 #include "device.hpp"
@@ -38,6 +40,7 @@ std::string Timing::describe() const
 
 Timing time_gpu(const std::function<void()>& launch, const TimingOptions& options)
 {
+    have_gpu_alone();  // no compute-sanitizer run of this checker shares the GPU with a measurement
     for (int i = 0; i < options.warmup; ++i) {
         if (options.before_each) options.before_each();
         launch();

@@ -9,16 +9,30 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <future>
+#include <utility>
 #include <sstream>
 
 namespace workbook {
 
 namespace {
 
-std::map<std::string, ProbeFunction>& probes()
+struct Probe {
+    ProbeFunction body = nullptr;
+    std::vector<std::string> sanitizer_tools;  // the tools the checker's tests run on it
+};
+
+std::map<std::string, Probe>& probes()
 {
-    static std::map<std::string, ProbeFunction> registry;
+    static std::map<std::string, Probe> registry;
     return registry;
+}
+
+// The compute-sanitizer runs started early, by (tool, probe).
+std::map<std::pair<std::string, std::string>, std::shared_future<SanitizerReport>>& early_runs()
+{
+    static std::map<std::pair<std::string, std::string>, std::shared_future<SanitizerReport>> runs;
+    return runs;
 }
 
 std::string g_skip_reason;
@@ -70,9 +84,11 @@ std::string this_program()
     return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
 }
 
-bool register_probe(const char* name, ProbeFunction body)
+bool register_probe(const std::vector<std::string>& name_and_tools, ProbeFunction body)
 {
-    probes()[name] = body;
+    Probe& probe = probes()[name_and_tools.at(0)];
+    probe.body = body;
+    probe.sanitizer_tools.assign(name_and_tools.begin() + 1, name_and_tools.end());
     return true;
 }
 
@@ -80,7 +96,7 @@ bool run_probe(const std::string& name)
 {
     const auto found = probes().find(name);
     if (found == probes().end()) return false;
-    found->second();
+    found->second.body();
     return true;
 }
 
@@ -191,13 +207,15 @@ CounterReading read_counters(const std::string& probe, const std::string& kernel
     return reading;
 }
 
-SanitizerReport sanitize(const std::string& tool, const std::string& probe)
+namespace {
+
+SanitizerReport run_sanitizer(const std::string& tool, const std::string& probe, int timeout_s)
 {
     constexpr int kFoundSomething = 86;  // any status the probe itself never uses
     SanitizerReport report;
     const ToolRun run = run_probe_under({"compute-sanitizer", "--tool", tool, "--error-exitcode",
                                          std::to_string(kFoundSomething), "--print-limit", "20"},
-                                        probe);
+                                        probe, timeout_s);
     if (!run.ran) {
         report.why_not = run.why_not;
         return report;
@@ -216,6 +234,30 @@ SanitizerReport sanitize(const std::string& tool, const std::string& probe)
                          std::to_string(run.exit_code) + "):\n" + run.output.substr(0, 2000);
     }
     return report;
+}
+
+}  // namespace
+
+SanitizerReport sanitize(const std::string& tool, const std::string& probe)
+{
+    const auto early = early_runs().find({tool, probe});
+    if (early != early_runs().end()) return early->second.get();
+    return run_sanitizer(tool, probe, 180);
+}
+
+void start_sanitizers_early()
+{
+    // A minute each: a probe that hangs under a tool must not hold up the measurements for long.
+    constexpr int kEarlyTimeout = 60;
+    for (const auto& [name, probe] : probes())
+        for (const std::string& tool : probe.sanitizer_tools)
+            early_runs()[{tool, name}] =
+                std::async(std::launch::async, run_sanitizer, tool, name, kEarlyTimeout).share();
+}
+
+void have_gpu_alone()
+{
+    for (auto& [key, run] : early_runs()) run.wait();
 }
 
 namespace {

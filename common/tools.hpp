@@ -6,7 +6,13 @@
 /// once at 4096 x 4096". A test then starts the checker's own executable again, as
 /// `checker --workbook-probe=NAME`, under `ncu` or `compute-sanitizer`, and reads what the tool
 /// found. The probe runs in a child process, so the tool sees only that work and a fault in it
-/// cannot take the checker down. Where a tool is missing or may not read the counters, the test
+/// cannot take the checker down.
+///
+/// A probe names the compute-sanitizer tools its tests run on it. A checker that runs all its
+/// tests starts those runs in the background as it starts (start_sanitizers_early), so that they
+/// overlap the correctness tests instead of adding to them; a sanitizer test then only collects
+/// its result. Nothing is timed while they run: every measurement waits for them first
+/// (have_gpu_alone, called by time_gpu). Where a tool is missing or may not read the counters, the test
 /// says so and is reported as skipped, never as passed.
 #pragma once
 
@@ -19,11 +25,12 @@ namespace workbook {
 /// A probe's body: GPU work that a tool observes. It reports failure by throwing.
 using ProbeFunction = void (*)();
 
-/// \brief Registers a probe under a name; use the WORKBOOK_PROBE macro instead.
-/// \param name the name given after --workbook-probe=
+/// \brief Registers a probe; use the WORKBOOK_PROBE macro instead.
+/// \param name_and_tools the name given after --workbook-probe=, then the compute-sanitizer
+///        tools ("memcheck", "racecheck", "synccheck") that the checker's tests run on it
 /// \param body the work to run
 /// \snippet tests/check_03_shared_transpose.cpp probe
-bool register_probe(const char* name, ProbeFunction body);
+bool register_probe(const std::vector<std::string>& name_and_tools, ProbeFunction body);
 
 /// \brief Runs a registered probe in this process (checker_main.cpp calls it).
 /// \param name the probe's name
@@ -105,11 +112,21 @@ struct SanitizerReport {
     std::string why_not;                     ///< when probe_failed or unavailable, why
 };
 
-/// \brief Runs a probe under one of compute-sanitizer's tools.
+/// \brief Runs a probe under one of compute-sanitizer's tools, or collects the run that
+/// start_sanitizers_early began.
 /// \param tool "memcheck", "racecheck", "synccheck" or "initcheck"
 /// \param probe the probe to run
 /// \snippet tests/check_03_shared_transpose.cpp racecheck
 SanitizerReport sanitize(const std::string& tool, const std::string& probe);
+
+/// \brief Starts in the background every compute-sanitizer run the probes name (checker_main.cpp
+/// calls it when the checker runs all its tests from the first).
+void start_sanitizers_early();
+
+/// \brief Waits until no background tool run is using the GPU, so that a measurement has it to
+/// itself: time_gpu calls it, and so does a test that lets student code time the GPU.
+/// \snippet tests/check_06_thread_sweep.cpp gpu alone
+void have_gpu_alone();
 
 /// \brief Marks the running test as skipped with a reason: it is reported as skipped and scores
 /// nothing, never as passed. Call it, then return from the test.
@@ -131,9 +148,10 @@ void clear_skip();
 #define WORKBOOK_PROBE_CAT2(a, b) a##b
 /// Pastes two tokens together after expanding them, e.g. __LINE__ (a helper of WORKBOOK_PROBE).
 #define WORKBOOK_PROBE_CAT(a, b) WORKBOOK_PROBE_CAT2(a, b)
-/// Defines a probe: `WORKBOOK_PROBE("transpose 4096") { ...GPU work... }`.
-#define WORKBOOK_PROBE(name)                                                                  \
+/// Defines a probe, and the compute-sanitizer tools its tests run on it:
+/// `WORKBOOK_PROBE("small sizes", "memcheck", "synccheck") { ...GPU work... }`.
+#define WORKBOOK_PROBE(...)                                                                   \
     static void WORKBOOK_PROBE_CAT(workbook_probe_, __LINE__)();                               \
     static const bool WORKBOOK_PROBE_CAT(workbook_probe_registered_, __LINE__) =              \
-        ::workbook::register_probe(name, &WORKBOOK_PROBE_CAT(workbook_probe_, __LINE__));       \
+        ::workbook::register_probe({__VA_ARGS__}, &WORKBOOK_PROBE_CAT(workbook_probe_, __LINE__)); \
     static void WORKBOOK_PROBE_CAT(workbook_probe_, __LINE__)()

@@ -126,7 +126,7 @@ std::vector<Call> small_sizes() { return {kernel_call(1), kernel_call(33), kerne
 }  // namespace
 
 //! [probe]
-WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
+WORKBOOK_PROBE("small sizes", "memcheck") { run_calls(small_sizes()); }
 //! [probe]
 
 //! [graded test]

@@ -28,7 +28,7 @@ TEST_CASE("1025 x 2049" * points(1)) { check_naive(1025, 2049); }
 TEST_CASE("2000 x 5000 (the source post's size)" * points(1)) { check_naive(2000, 5000); }
 TEST_CASE("8192 x 8192" * points(2)) { check_naive(8192, 8192); }
 
-WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
+WORKBOOK_PROBE("small sizes", "memcheck") { run_calls(small_sizes()); }
 
 TEST_CASE("compute-sanitizer memcheck: small sizes" * points(1))
 {

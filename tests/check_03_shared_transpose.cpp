@@ -41,8 +41,8 @@ std::vector<Call> small_sizes()
 //! [probe]
 WORKBOOK_PROBE("padded 4096") { run_calls({padded(kProfiledSize, kProfiledSize)}); }
 //! [probe]
-WORKBOOK_PROBE("padded 100x70") { run_calls({padded(kRaceSize[0], kRaceSize[1])}); }
-WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
+WORKBOOK_PROBE("padded 100x70", "racecheck") { run_calls({padded(kRaceSize[0], kRaceSize[1])}); }
+WORKBOOK_PROBE("small sizes", "memcheck", "synccheck") { run_calls(small_sizes()); }
 
 // Step 1: the unpadded tile.
 TEST_CASE("step 1 (unpadded): 1 x 1" * points(1)) { check_unpadded(1, 1); }

@@ -29,7 +29,7 @@ TEST_CASE("512 x 512 x 512" * points(1)) { check_naive(512, 512, 512); }
 TEST_CASE("1024 x 777 x 1023" * points(1)) { check_naive(1024, 777, 1023); }
 TEST_CASE("4096 x 4096 x 4096" * points(2)) { check_naive(4096, 4096, 4096); }
 
-WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
+WORKBOOK_PROBE("small sizes", "memcheck") { run_calls(small_sizes()); }
 
 TEST_CASE("compute-sanitizer memcheck: small sizes" * points(1))
 {

@@ -31,7 +31,7 @@ TEST_CASE("register blocking: 200 x 36 x 300 (16-byte loads, partial tiles)" * b
 TEST_CASE("register blocking: 1024 x 777 x 1023" * bonus(1)) { check_blocked(1024, 777, 1023); }
 TEST_CASE("register blocking: 4096 x 4096 x 4096" * bonus(1)) { check_blocked(4096, 4096, 4096); }
 
-WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
+WORKBOOK_PROBE("small sizes", "memcheck", "racecheck", "synccheck") { run_calls(small_sizes()); }
 
 TEST_CASE("register blocking: compute-sanitizer memcheck" * bonus(1))
 {

@@ -47,8 +47,8 @@ double speedup_of_tiled_reference()
 
 }  // namespace
 
-WORKBOOK_PROBE("tiled 100x70x90") { run_calls({race_shape()}); }
-WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
+WORKBOOK_PROBE("tiled 100x70x90", "racecheck") { run_calls({race_shape()}); }
+WORKBOOK_PROBE("small sizes", "memcheck", "synccheck") { run_calls(small_sizes()); }
 
 // The workbook's own claim, run by `make test`: the tiled reference clearly beats the naive one.
 WORKBOOK_PROBE("reference speedup")

@@ -32,7 +32,7 @@ TEST_CASE("warp tiling: 1024 x 777 x 1023" * bonus(1)) { check_warp_tiled(1024, 
 TEST_CASE("warp tiling: 1024 x 1024 x 1024 (64 x 64 tiles)" * bonus(1)) { check_warp_tiled(1024, 1024, 1024); }
 TEST_CASE("warp tiling: 4096 x 4096 x 4096" * bonus(1)) { check_warp_tiled(4096, 4096, 4096); }
 
-WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
+WORKBOOK_PROBE("small sizes", "memcheck", "racecheck", "synccheck") { run_calls(small_sizes()); }
 
 TEST_CASE("warp tiling: compute-sanitizer memcheck" * bonus(1))
 {

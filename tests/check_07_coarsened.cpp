@@ -48,7 +48,7 @@ std::vector<Call> small_sizes()
 }
 }  // namespace
 
-WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
+WORKBOOK_PROBE("small sizes", "memcheck", "racecheck", "synccheck") { run_calls(small_sizes()); }
 
 TEST_CASE("coarsened: compute-sanitizer memcheck" * bonus(1))
 {

@@ -68,8 +68,8 @@ std::vector<Call> small_sizes()
 
 }  // namespace
 
-WORKBOOK_PROBE("tiled 100x70") { run_calls(race_case()); }
-WORKBOOK_PROBE("small sizes") { run_calls(small_sizes()); }
+WORKBOOK_PROBE("tiled 100x70", "racecheck") { run_calls(race_case()); }
+WORKBOOK_PROBE("small sizes", "memcheck", "synccheck") { run_calls(small_sizes()); }
 
 // The comparison the walkthrough discusses: the reference tiled kernel against the reference
 // direct one at 8192 x 8192, k = 3, 5 and 7. It prints and never fails:
