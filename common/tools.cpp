@@ -157,6 +157,7 @@ ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std
 CounterReading read_counters(const std::string& probe, const std::string& kernel_regex,
                              const std::vector<std::string>& metrics)
 {
+    have_gpu_alone();  // counters are measurements too
     CounterReading reading;
     std::string list;
     for (const auto& m : metrics) list += (list.empty() ? "" : ",") + m;
