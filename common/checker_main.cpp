@@ -295,7 +295,7 @@ int main(int argc, char** argv)
             return 1;
         }
         std::fflush(stdout);
-        if (workbook::runs_every_test(argc, argv)) workbook::start_sanitizers_early();
+        if (workbook::runs_every_test(argc, argv)) workbook::start_tool_runs_early();
     }
     return context.run();
 }

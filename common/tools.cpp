@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <tuple>
 #include <utility>
 #include <sstream>
 
@@ -33,6 +34,26 @@ std::map<std::pair<std::string, std::string>, std::shared_future<SanitizerReport
 {
     static std::map<std::pair<std::string, std::string>, std::shared_future<SanitizerReport>> runs;
     return runs;
+}
+
+// The counter readings asked for early (read_counters_early), and those started, by request.
+struct CounterRequest {
+    std::string probe, kernel_regex;
+    std::vector<std::string> metrics;
+    bool operator<(const CounterRequest& o) const
+    {
+        return std::tie(probe, kernel_regex, metrics) < std::tie(o.probe, o.kernel_regex, o.metrics);
+    }
+};
+std::vector<CounterRequest>& early_counter_requests()
+{
+    static std::vector<CounterRequest> requests;
+    return requests;
+}
+std::map<CounterRequest, std::shared_future<CounterReading>>& early_counters()
+{
+    static std::map<CounterRequest, std::shared_future<CounterReading>> readings;
+    return readings;
 }
 
 std::string g_skip_reason;
@@ -154,10 +175,11 @@ ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std
     return run_self_under(tool_and_args, {"--workbook-probe=" + probe}, {}, timeout_s);
 }
 
-CounterReading read_counters(const std::string& probe, const std::string& kernel_regex,
-                             const std::vector<std::string>& metrics)
+namespace {
+
+CounterReading run_ncu(const std::string& probe, const std::string& kernel_regex,
+                       const std::vector<std::string>& metrics)
 {
-    have_gpu_alone();  // counters are measurements too
     CounterReading reading;
     std::string list;
     for (const auto& m : metrics) list += (list.empty() ? "" : ",") + m;
@@ -208,6 +230,23 @@ CounterReading read_counters(const std::string& probe, const std::string& kernel
     return reading;
 }
 
+}  // namespace
+
+CounterReading read_counters(const std::string& probe, const std::string& kernel_regex,
+                             const std::vector<std::string>& metrics)
+{
+    const auto early = early_counters().find({probe, kernel_regex, metrics});
+    if (early != early_counters().end()) return early->second.get();
+    return run_ncu(probe, kernel_regex, metrics);
+}
+
+bool read_counters_early(const std::string& probe, const std::string& kernel_regex,
+                         const std::vector<std::string>& metrics)
+{
+    early_counter_requests().push_back({probe, kernel_regex, metrics});
+    return true;
+}
+
 namespace {
 
 SanitizerReport run_sanitizer(const std::string& tool, const std::string& probe, int timeout_s)
@@ -246,7 +285,7 @@ SanitizerReport sanitize(const std::string& tool, const std::string& probe)
     return run_sanitizer(tool, probe, 180);
 }
 
-void start_sanitizers_early()
+void start_tool_runs_early()
 {
     // A minute each: a probe that hangs under a tool must not hold up the measurements for long.
     constexpr int kEarlyTimeout = 60;
@@ -254,11 +293,17 @@ void start_sanitizers_early()
         for (const std::string& tool : probe.sanitizer_tools)
             early_runs()[{tool, name}] =
                 std::async(std::launch::async, run_sanitizer, tool, name, kEarlyTimeout).share();
+    // Counts of events in a kernel do not depend on what else runs on the GPU.
+    for (const CounterRequest& request : early_counter_requests())
+        early_counters()[request] = std::async(std::launch::async, run_ncu, request.probe, request.kernel_regex,
+                                               request.metrics).share();
 }
 
 void have_gpu_alone()
 {
     for (auto& [key, run] : early_runs()) run.wait();
+    // Nsight Compute locks the GPU's clocks while it profiles: no measurement beside it either.
+    for (auto& [key, reading] : early_counters()) reading.wait();
 }
 
 namespace {

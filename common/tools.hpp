@@ -9,10 +9,11 @@
 /// cannot take the checker down.
 ///
 /// A probe names the compute-sanitizer tools its tests run on it. A checker that runs all its
-/// tests starts those runs in the background as it starts (start_sanitizers_early), so that they
+/// tests starts those runs in the background as it starts (start_tool_runs_early), so that they
 /// overlap the correctness tests instead of adding to them; a sanitizer test then only collects
 /// its result. Nothing is timed while they run: every measurement waits for them first
-/// (have_gpu_alone, called by time_gpu). Where a tool is missing or may not read the counters, the test
+/// (have_gpu_alone, called by time_gpu). Hardware counters a test will read can start early too
+/// (read_counters_early). Where a tool is missing or may not read the counters, the test
 /// says so and is reported as skipped, never as passed.
 #pragma once
 
@@ -103,6 +104,16 @@ struct CounterReading {
 CounterReading read_counters(const std::string& probe, const std::string& kernel_regex,
                              const std::vector<std::string>& metrics);
 
+/// \brief Asks for a read_counters() with these arguments to start with the checker, beside its
+/// first tests (see start_tool_runs_early); call it at namespace scope, as a static initializer.
+/// \param probe the probe to run under ncu
+/// \param kernel_regex which kernels to profile
+/// \param metrics the metric names, exactly as the test will pass them
+/// \return true, for the initializer
+/// \snippet tests/check_03_shared_transpose.cpp counters early
+bool read_counters_early(const std::string& probe, const std::string& kernel_regex,
+                         const std::vector<std::string>& metrics);
+
 /// \brief What compute-sanitizer found when it ran a probe.
 struct SanitizerReport {
     /// The verdict.
@@ -113,15 +124,16 @@ struct SanitizerReport {
 };
 
 /// \brief Runs a probe under one of compute-sanitizer's tools, or collects the run that
-/// start_sanitizers_early began.
+/// start_tool_runs_early began.
 /// \param tool "memcheck", "racecheck", "synccheck" or "initcheck"
 /// \param probe the probe to run
 /// \snippet tests/check_03_shared_transpose.cpp racecheck
 SanitizerReport sanitize(const std::string& tool, const std::string& probe);
 
-/// \brief Starts in the background every compute-sanitizer run the probes name (checker_main.cpp
-/// calls it when the checker runs all its tests from the first).
-void start_sanitizers_early();
+/// \brief Starts in the background every compute-sanitizer run the probes name and every counter
+/// reading asked for early (checker_main.cpp calls it when the checker runs all its tests from
+/// the first).
+void start_tool_runs_early();
 
 /// \brief Waits until no background tool run is using the GPU, so that a measurement has it to
 /// itself: time_gpu calls it, and so does a test that lets student code time the GPU.
