@@ -120,6 +120,14 @@ double copy_ceiling_gbs()
 {
     static const double gbs = [] {
         if (double known = from_environment("WORKBOOK_COPY_GBS")) return known;
+        return measured_copy_gbs();
+    }();
+    return gbs;
+}
+
+double measured_copy_gbs()
+{
+    static const double gbs = [] {
         const std::size_t bytes = std::min<std::size_t>(256u << 20, device_facts().global_bytes / 8);
         DeviceBuffer<unsigned char> source(bytes), target(bytes);
         source.fill_bytes(0x5A);

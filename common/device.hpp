@@ -56,6 +56,12 @@ const DeviceFacts& device_facts();
 /// \snippet tests/check_06_thread_sweep.cpp copy ceiling
 double copy_ceiling_gbs();
 
+/// \brief The device-to-device copy bandwidth measured in this process, never taken from the
+/// environment: what the judge's physical limit rests on, since code in a student's file could
+/// change the environment before main().
+/// \return GB/s (bytes read plus bytes written, per second)
+double measured_copy_gbs();
+
 /// \brief cuBLAS SGEMM FP32 rate in GFLOP/s on square matrices of 4096 (smaller on small GPUs).
 ///
 /// Measured once per process with TF32 off, unless WORKBOOK_SGEMM_GFLOPS holds a figure measured

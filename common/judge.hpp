@@ -134,8 +134,8 @@ struct Work {
 /// \param ceiling what it is measured against
 std::string versus(double rate, Ceiling ceiling);
 
-/// \brief The most this GPU can physically do: the measured copy bandwidth (with 10% for timing
-/// noise), or the FP32 peak from its SM count, clock and FP32 lanes per SM.
+/// \brief The most this GPU can physically do: the copy bandwidth measured in this process (with
+/// 10% for timing noise), or the FP32 peak from its SM count, clock and FP32 lanes per SM.
 /// \param ceiling which limit
 /// \return GB/s or GFLOP/s
 double physical_limit(Ceiling ceiling);

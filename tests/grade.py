@@ -358,11 +358,12 @@ def nvidia_smi_gpus():
 
 
 def probe_device(build_dir):
-    """Runs device_query once: the GPU's facts and ceilings, shared by every checker."""
+    """Runs device_query once: the GPU's facts and ceilings (copy and cuBLAS SGEMM), measured
+    once and shared by every checker instead of once per lab."""
     ok, output = build(build_dir, "device_query")
     if not ok:
         sys.exit("could not build device_query:\n" + compiler_errors(output))
-    r = subprocess.run([os.path.join(build_dir, "bin", "device_query")], stdout=subprocess.PIPE,
+    r = subprocess.run([os.path.join(build_dir, "bin", "device_query"), "--sgemm"], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     try:
         facts = json.loads(r.stdout.strip().splitlines()[-1])
@@ -656,8 +657,12 @@ def grade(args):
     device = probe_device(trusted_build_dir)
     env_extra = {"WORKBOOK_SEED": str(seed)}
     if device.get("ok"):
-        print("device: %s; copy ceiling %.0f GB/s" % (device["device"], device["copy_gbs"]))
+        sgemm = float(device.get("sgemm_gflops", 0))
+        print("device: %s; copy ceiling %.0f GB/s, cuBLAS SGEMM %.0f GFLOP/s"
+              % (device["device"], device["copy_gbs"], sgemm))
         env_extra["WORKBOOK_COPY_GBS"] = "%.3f" % device["copy_gbs"]
+        if sgemm > 0:
+            env_extra["WORKBOOK_SGEMM_GFLOPS"] = "%.3f" % sgemm
     else:
         print("%s\nEvery GPU test is skipped: nothing is graded." % device.get("message"))
         print_slurm_hint(args)
