@@ -43,6 +43,7 @@
 #include <set>
 #include <string>
 #include <sys/stat.h>
+#include <utility>
 #include <vector>
 
 // The solutions' functions, each lab's API header inside the namespace bench/CMakeLists.txt
@@ -390,127 +391,170 @@ void usage()
                 "stokastik_convolution\n");
 }
 
-}  // namespace
+// ------------------------------------------------------------------------------------------------
+// The run: options, the plan of steps per table, running it, writing the results.
 
-int main(int argc, char** argv)
-{
+struct Options {
     std::string out_dir;
-    bool quick = false;
-    double limit = -1;  // seconds; 30 by default, 2 with --quick (the test must stay short)
-    std::set<std::string> only;
+    bool quick = false;         // the short plan of the ctest gpu.bench.quick
+    double limit = -1;          // seconds a CPU loop may take: 30 by default, 2 with --quick
+    std::set<std::string> only; // the tables asked for (all when empty)
+    bool wants(const std::string& table) const { return only.empty() || only.count(table) > 0; }
+};
+
+std::optional<Options> parse_options(int argc, char** argv)
+{
+    Options o;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        if (arg == "--out" && i + 1 < argc) out_dir = argv[++i];
-        else if (arg == "--quick") quick = true;
-        else if (arg == "--cpu-limit" && i + 1 < argc) limit = std::atof(argv[++i]);
-        else if (arg == "--table" && i + 1 < argc) only.insert(argv[++i]);
-        else {
-            usage();
-            return 2;
-        }
+        if (arg == "--out" && i + 1 < argc) o.out_dir = argv[++i];
+        else if (arg == "--quick") o.quick = true;
+        else if (arg == "--cpu-limit" && i + 1 < argc) o.limit = std::atof(argv[++i]);
+        else if (arg == "--table" && i + 1 < argc) o.only.insert(argv[++i]);
+        else return std::nullopt;
     }
-    if (out_dir.empty()) {
-        usage();
-        return 2;
-    }
-    if (limit < 0) limit = quick ? 2 : 30;
-    const DeviceProbe probe = probe_device();
-    if (probe.status != DeviceProbe::Status::ok) {
-        std::printf("make bench: skipped, nothing was measured: %s\n", probe.message.c_str());
-        return kExitNoDevice;
-    }
-    ::mkdir(out_dir.c_str(), 0755);
-    const auto started = std::chrono::steady_clock::now();
-    std::printf("%s; copy %.0f GB/s; CPU: %s, %d threads\n", device_facts().describe().c_str(), copy_ceiling_gbs(),
-                cpu_model().c_str(), host_threads());
+    if (o.out_dir.empty()) return std::nullopt;
+    if (o.limit < 0) o.limit = o.quick ? 2 : 30;
+    return o;
+}
 
-    // The implementations, with what each launches, for the report's notes.
-    const MatmulImpl naive{"lab 04 naive", 256, lab04::launch_matmul_naive};
-    const MatmulImpl naive_1d{"lab 04 naive 1-D", 256, lab04::launch_matmul_naive_1d};
-    const MatmulImpl tiled{"lab 05 tiled", 256, lab05::launch_matmul_tiled};
-    const MatmulImpl blocked{"lab 05 register blocked", 256, lab05rb::launch_matmul_register_blocked};
-    const MatmulImpl warp_tiled{"lab 05 warp tiled", 256, lab05wt::launch_matmul_warp_tiled};
-    const std::string implementations =
-        "\"lab 04 naive\": \"16 x 16 threads per block, one output each, A and B read from global memory\", "
-        "\"lab 04 naive 1-D\": \"1-D blocks of 256 threads, one output each\", "
-        "\"lab 05 tiled\": \"16 x 16 shared-memory tiles, 16 x 16 threads\", "
-        "\"lab 05 register blocked\": \"128 x 128 outputs per block of 256 threads, 8 x 8 per thread, 8-deep slices\", "
-        "\"lab 05 warp tiled\": \"128 x 128 (64 x 64 on small matrices) per block of 256 threads, 32 x 64 per warp, "
-        "16-byte loads, double-buffered 16-deep slices\", "
-        "\"lab 06 dynamic tile\": \"tile x tile threads and tile x tile dynamic shared-memory tiles\", "
-        "\"lab 02 naive\": \"32 x 8 threads per 32 x 32 tile, read coalesced, written strided\", "
-        "\"lab 03 unpadded\": \"32 x 32 shared tile, no padding (bank conflicts)\", "
-        "\"lab 03 padded\": \"32 x 33 shared tile (padding: no bank conflicts)\", "
-        "\"lab 07 direct\": \"32 x 8 threads, one output each, mask in constant memory\", "
-        "\"lab 07 tiled\": \"32 x 8 outputs per block, input tile with halo in shared memory\", "
-        "\"lab 07 coarsened\": \"8 x 4 outputs per thread, 128 x 32 per block, 16-byte loads into registers, no shared tile\", "
-        "\"host loop\": \"the sources' plain loop, one output at a time; 'all' threads split the rows\"";
+// What each implementation does, for the report's notes (meta.json's "implementations").
+const char* const kImplementationNotes =
+    "\"lab 04 naive\": \"16 x 16 threads per block, one output each, A and B read from global memory\", "
+    "\"lab 04 naive 1-D\": \"1-D blocks of 256 threads, one output each\", "
+    "\"lab 05 tiled\": \"16 x 16 shared-memory tiles, 16 x 16 threads\", "
+    "\"lab 05 register blocked\": \"128 x 128 outputs per block of 256 threads, 8 x 8 per thread, 8-deep slices\", "
+    "\"lab 05 warp tiled\": \"128 x 128 (64 x 64 on small matrices) per block of 256 threads, 32 x 64 per warp, "
+    "16-byte loads, double-buffered 16-deep slices\", "
+    "\"lab 06 dynamic tile\": \"tile x tile threads and tile x tile dynamic shared-memory tiles\", "
+    "\"lab 02 naive\": \"32 x 8 threads per 32 x 32 tile, read coalesced, written strided\", "
+    "\"lab 03 unpadded\": \"32 x 32 shared tile, no padding (bank conflicts)\", "
+    "\"lab 03 padded\": \"32 x 33 shared tile (padding: no bank conflicts)\", "
+    "\"lab 07 direct\": \"32 x 8 threads, one output each, mask in constant memory\", "
+    "\"lab 07 tiled\": \"32 x 8 outputs per block, input tile with halo in shared memory\", "
+    "\"lab 07 coarsened\": \"8 x 4 outputs per thread, 128 x 32 per block, 16-byte loads into registers, no shared tile\", "
+    "\"host loop\": \"the sources' plain loop, one output at a time; 'all' threads split the rows\"";
 
-    std::deque<Table> tables;  // a deque: the plan's steps keep references to its tables
-    std::vector<Step> plan;
-    const auto wanted = [&](const std::string& id) { return only.empty() || only.count(id) > 0; };
+// The matmul implementations the tables compare.
+const MatmulImpl kNaive{"lab 04 naive", 256, lab04::launch_matmul_naive};
+const MatmulImpl kNaive1d{"lab 04 naive 1-D", 256, lab04::launch_matmul_naive_1d};
+const MatmulImpl kTiled{"lab 05 tiled", 256, lab05::launch_matmul_tiled};
+const MatmulImpl kBlocked{"lab 05 register blocked", 256, lab05rb::launch_matmul_register_blocked};
+const MatmulImpl kWarpTiled{"lab 05 warp tiled", 256, lab05wt::launch_matmul_warp_tiled};
 
-    // IJCEE Table 1: 8n x 8n for n = 10..100, host, global memory (lab 04), shared memory (lab 05).
-    if (wanted("ijcee_table1")) {
-        tables.push_back({"ijcee_table1", {}});
-        for (int n = 10; n <= (quick ? 20 : 100); n += 10)
-            plan_matmul(plan, tables.back(), 8 * n, 8 * n, 8 * n, std::to_string(8 * n), {naive, tiled}, limit);
-    }
-    // IJCEE Table 2: 512 x 512 with 1, 4, 16, 64, 256 (and 1024) threads per block, lab 06's
-    // dynamically sized tiles; the host loop at 512 beside it.
-    if (wanted("ijcee_table2")) {
-        tables.push_back({"ijcee_table2", {}});
-        std::vector<MatmulImpl> tiles;
-        for (int tile : {1, 2, 4, 8, 16, 32})
-            tiles.push_back({"lab 06 dynamic tile", tile * tile, [tile](const float* a, const float* b, float* c, int m,
-                                                                        int k, int n) {
-                                 lab06::launch_matmul_dynamic_tile(a, b, c, m, k, n, tile);
-                             }});
-        plan_matmul(plan, tables.back(), 512, 512, 512, "512", tiles, limit);
-    }
-    // CIS-750: four kernels from 32 to 4096, and the host loop on 1 and on all threads.
-    if (wanted("cis750")) {
-        tables.push_back({"cis750", {}});
-        for (int n = 32; n <= (quick ? 128 : 4096); n *= 2)
-            plan_matmul(plan, tables.back(), n, n, n, std::to_string(n), {naive_1d, naive, tiled, blocked, warp_tiled}, limit);
-    }
-    // The Stokastik post: transpose 2000 x 5000, matmul 2000 x 1000 x 5000, convolution 2000 x 5000 (3 x 3).
-    if (wanted("stokastik_transpose")) {
-        tables.push_back({"stokastik_transpose", {}});
-        plan_transpose(plan, tables.back(), 2000, 5000,
-                       {{"lab 02 naive", 256, lab02::launch_transpose_naive},
-                        {"lab 03 unpadded", 256, lab03::launch_transpose_unpadded},
-                        {"lab 03 padded", 256, lab03::launch_transpose_padded}},
-                       limit);
-    }
-    if (wanted("stokastik_matmul")) {
-        tables.push_back({"stokastik_matmul", {}});
-        plan_matmul(plan, tables.back(), 2000, 1000, 5000, "2000x1000x5000", {naive, tiled, blocked, warp_tiled}, limit);
-    }
-    if (wanted("stokastik_convolution")) {
-        tables.push_back({"stokastik_convolution", {}});
-        plan_convolution(plan, tables.back(), 2000, 5000, 3,
-                         {{"lab 07 direct", 256, lab07::set_mask, lab07::launch_convolution_direct},
-                          {"lab 07 tiled", 256, lab07::set_mask, lab07::launch_convolution_tiled},
-                          {"lab 07 coarsened", 256, lab07c::set_mask, lab07c::launch_convolution_coarsened}},
-                         limit);
-    }
-    if (plan.empty()) {
-        usage();
-        return 2;
-    }
+// IJCEE Table 1: 8n x 8n for n = 10..100, host, global memory (lab 04), shared memory (lab 05).
+void plan_ijcee_table1(std::vector<Step>& plan, Table& table, const Options& o)
+{
+    for (int n = 10; n <= (o.quick ? 20 : 100); n += 10)
+        plan_matmul(plan, table, 8 * n, 8 * n, 8 * n, std::to_string(8 * n), {kNaive, kTiled}, o.limit);
+}
 
+// IJCEE Table 2: 512 x 512 with 1, 4, 16, 64, 256 (and 1024) threads per block, lab 06's
+// dynamically sized tiles; the host loop at 512 beside it.
+void plan_ijcee_table2(std::vector<Step>& plan, Table& table, const Options& o)
+{
+    std::vector<MatmulImpl> tiles;
+    for (int tile : {1, 2, 4, 8, 16, 32})
+        tiles.push_back({"lab 06 dynamic tile", tile * tile, [tile](const float* a, const float* b, float* c, int m,
+                                                                    int k, int n) {
+                             lab06::launch_matmul_dynamic_tile(a, b, c, m, k, n, tile);
+                         }});
+    plan_matmul(plan, table, 512, 512, 512, "512", tiles, o.limit);
+}
+
+// CIS-750: four kernels from 32 to 4096, and the host loop on 1 and on all threads.
+void plan_cis750(std::vector<Step>& plan, Table& table, const Options& o)
+{
+    for (int n = 32; n <= (o.quick ? 128 : 4096); n *= 2)
+        plan_matmul(plan, table, n, n, n, std::to_string(n), {kNaive1d, kNaive, kTiled, kBlocked, kWarpTiled}, o.limit);
+}
+
+// The Stokastik post: transpose 2000 x 5000, matmul 2000 x 1000 x 5000, convolution 2000 x 5000 (3 x 3).
+void plan_stokastik_transpose(std::vector<Step>& plan, Table& table, const Options& o)
+{
+    plan_transpose(plan, table, 2000, 5000,
+                   {{"lab 02 naive", 256, lab02::launch_transpose_naive},
+                    {"lab 03 unpadded", 256, lab03::launch_transpose_unpadded},
+                    {"lab 03 padded", 256, lab03::launch_transpose_padded}},
+                   o.limit);
+}
+
+void plan_stokastik_matmul(std::vector<Step>& plan, Table& table, const Options& o)
+{
+    plan_matmul(plan, table, 2000, 1000, 5000, "2000x1000x5000", {kNaive, kTiled, kBlocked, kWarpTiled}, o.limit);
+}
+
+void plan_stokastik_convolution(std::vector<Step>& plan, Table& table, const Options& o)
+{
+    plan_convolution(plan, table, 2000, 5000, 3,
+                     {{"lab 07 direct", 256, lab07::set_mask, lab07::launch_convolution_direct},
+                      {"lab 07 tiled", 256, lab07::set_mask, lab07::launch_convolution_tiled},
+                      {"lab 07 coarsened", 256, lab07c::set_mask, lab07c::launch_convolution_coarsened}},
+                     o.limit);
+}
+
+// Every table, in the order they are measured and reported.
+using TablePlanner = void (*)(std::vector<Step>&, Table&, const Options&);
+const std::pair<const char*, TablePlanner> kTables[] = {
+    {"ijcee_table1", plan_ijcee_table1},
+    {"ijcee_table2", plan_ijcee_table2},
+    {"cis750", plan_cis750},
+    {"stokastik_transpose", plan_stokastik_transpose},
+    {"stokastik_matmul", plan_stokastik_matmul},
+    {"stokastik_convolution", plan_stokastik_convolution},
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Runs the steps in order, one progress line each.
+void run_plan(const std::vector<Step>& plan, std::chrono::steady_clock::time_point started)
+{
     for (std::size_t i = 0; i < plan.size(); ++i) {
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        std::printf("[%3zu/%zu %4.0f s] %s ... ", i + 1, plan.size(), elapsed, plan[i].what.c_str());
+        std::printf("[%3zu/%zu %4.0f s] %s ... ", i + 1, plan.size(), seconds_since(started), plan[i].what.c_str());
         std::fflush(stdout);
         const std::string result = plan[i].run();
         std::printf("%s\n", result.c_str());
         std::fflush(stdout);
     }
-    for (const Table& t : tables) write_csv(out_dir, t);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    write_meta(out_dir, probe, quick, limit, seconds, implementations);
-    std::printf("measured in %.0f s; results in %s/\n", seconds, out_dir.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    const std::optional<Options> options = parse_options(argc, argv);
+    if (!options) {
+        usage();
+        return 2;
+    }
+    const DeviceProbe probe = probe_device();
+    if (probe.status != DeviceProbe::Status::ok) {
+        std::printf("make bench: skipped, nothing was measured: %s\n", probe.message.c_str());
+        return kExitNoDevice;
+    }
+    ::mkdir(options->out_dir.c_str(), 0755);
+    const auto started = std::chrono::steady_clock::now();
+    std::printf("%s; copy %.0f GB/s; CPU: %s, %d threads\n", device_facts().describe().c_str(), copy_ceiling_gbs(),
+                cpu_model().c_str(), host_threads());
+
+    std::deque<Table> tables;  // a deque: the plan's steps keep references to its tables
+    std::vector<Step> plan;
+    for (const auto& [id, planner] : kTables) {
+        if (!options->wants(id)) continue;
+        tables.push_back({id, {}});
+        planner(plan, tables.back(), *options);
+    }
+    if (plan.empty()) {
+        usage();
+        return 2;
+    }
+    run_plan(plan, started);
+    for (const Table& t : tables) write_csv(options->out_dir, t);
+    const double seconds = seconds_since(started);
+    write_meta(options->out_dir, probe, options->quick, options->limit, seconds, kImplementationNotes);
+    std::printf("measured in %.0f s; results in %s/\n", seconds, options->out_dir.c_str());
     return g_wrong ? 1 : 0;
 }
