@@ -23,11 +23,11 @@
 #include "common/exact_references.hpp"
 #include "common/gemm_reference.hpp"
 #include "common/host.hpp"
-#include "common/json.hpp"
 #include "common/judge.hpp"
 #include "common/random.hpp"
 #include "common/sweep.hpp"
 #include "common/timing.hpp"
+#include "grading/json.hpp"
 
 #include <cuda_runtime.h>
 

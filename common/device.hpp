@@ -27,7 +27,7 @@ struct DeviceProbe {
 ///
 /// Tells apart "no CUDA device found" from a driver too old for this runtime, and names both
 /// versions in the second case.
-/// \snippet common/device_query.cpp probe
+/// \snippet grading/device_query.cpp probe
 DeviceProbe probe_device();
 
 /// \brief Facts about the current device.
@@ -46,7 +46,7 @@ struct DeviceFacts {
 };
 
 /// \brief The current device's facts, read once per process.
-/// \snippet common/device_query.cpp facts
+/// \snippet grading/device_query.cpp facts
 const DeviceFacts& device_facts();
 
 /// \brief Device-to-device cudaMemcpy bandwidth in GB/s, bytes read plus bytes written.

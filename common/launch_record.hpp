@@ -36,6 +36,10 @@ void begin_recording();
 /// \snippet common/judge.cu judge
 LaunchRecord end_recording();
 
+/// \brief The path of this very program (from /proc/self/exe): what the list of the student's
+/// kernels lies beside, and what a tool runs again as `checker --workbook-probe=NAME`.
+std::string this_program();
+
 /// \brief The kernels defined in the student's file of this checker, read once from
 /// `<this executable>.kernels`. Throws std::runtime_error when that list is missing.
 const std::set<std::string>& student_kernels();

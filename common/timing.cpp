@@ -1,12 +1,11 @@
 #include "timing.hpp"
 
-#include "tools.hpp"
-
 #include "buffers.hpp"
 #include "check.hpp"
 #include "device.hpp"
 
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 namespace workbook {
@@ -38,9 +37,27 @@ std::string Timing::describe() const
     return text;
 }
 
+namespace {
+std::vector<std::function<void()>>& background_gpu_work()
+{
+    static std::vector<std::function<void()>> waits;
+    return waits;
+}
+}  // namespace
+
+void add_background_gpu_work(std::function<void()> wait_until_done)
+{
+    background_gpu_work().push_back(std::move(wait_until_done));
+}
+
+void have_gpu_alone()
+{
+    for (const auto& wait : background_gpu_work()) wait();
+}
+
 Timing time_gpu(const std::function<void()>& launch, const TimingOptions& options)
 {
-    have_gpu_alone();  // no compute-sanitizer run of this checker shares the GPU with a measurement
+    have_gpu_alone();  // no background tool run of this checker shares the GPU with a measurement
     for (int i = 0; i < options.warmup; ++i) {
         if (options.before_each) options.before_each();
         launch();

@@ -43,6 +43,17 @@ struct Timing {
     std::string describe() const;
 };
 
+/// \brief Registers work that runs beside the checker on this GPU (the grading harness's early
+/// tool runs, grading/tools.hpp): every measurement first waits for it.
+/// \param wait_until_done returns once the work is over
+void add_background_gpu_work(std::function<void()> wait_until_done);
+
+/// \brief Waits until no background work (add_background_gpu_work) is using the GPU, so that a
+/// measurement has it to itself: time_gpu calls it, and so does a test that lets student code
+/// time the GPU.
+/// \snippet tests/check_06_thread_sweep.cpp gpu alone
+void have_gpu_alone();
+
 /// \brief Times a launch with CUDA events.
 /// \param launch enqueues the work to time on the default stream (e.g. a kernel launch)
 /// \param options warm-up, repetitions and L2 flushing

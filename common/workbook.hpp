@@ -1,15 +1,18 @@
 /// \file workbook.hpp
-/// \brief Everything a lab checker uses, in one include.
+/// \brief The checker library in one include: what a checker, the bench and a lab use to build,
+/// run, compare and time GPU work. The grading harness (grading/: the checkers' main, the
+/// results channel and its signing, the runs under NVIDIA's tools) builds on it; checkers
+/// include grading/checker.hpp, which includes this.
 #pragma once
 
 /// \namespace workbook
-/// \brief The common library of the checkers: error checking, device buffers with poison and
-/// guard zones, seeded data, comparison with a float64 reference, timing, the GPU's ceilings,
-/// and NVIDIA's tools. Each function's documentation shows it at work in a tested file.
+/// \brief The checker library (common/) and the grading harness (grading/): error checking,
+/// device buffers with poison and guard zones, seeded data, comparison with a float64 reference,
+/// the judge, timing and the GPU's ceilings; and the checkers' main, results channel and NVIDIA's
+/// tools. Each function's documentation shows it at work in a tested file.
 
 #include "buffers.hpp"
 #include "check.hpp"
-#include "checker.hpp"
 #include "compare.hpp"
 #include "convolution_reference.hpp"
 #include "device.hpp"
@@ -22,4 +25,3 @@
 #include "stats.hpp"
 #include "sweep.hpp"
 #include "timing.hpp"
-#include "tools.hpp"

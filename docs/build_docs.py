@@ -19,7 +19,7 @@
    bench results are committed yet and how to make them.
 4. Runs Doxygen with docs/Doxyfile from the repository root, into BUILD/docs/html, after
    removing the previous site (a page of a removed lab must not linger). Every warning is an
-   error: Doxygen's own (an undocumented public function of common/, a broken \\ref or
+   error: Doxygen's own (an undocumented public function of common/ or grading/, a broken \\ref or
    \\snippet, a missing image) and the Markdown filter's (a marker or link that leads nowhere).
 """
 import argparse
@@ -227,7 +227,7 @@ def main(argv=None):
         sys.stderr.write(r.stderr)
     if problems or r.returncode != 0:
         print("\ndocs: FAILED, %d warning(s) (warnings are errors; doxygen exit status %d). Fix "
-              "them: document the public API of common/, fix the \\ref, \\snippet or link."
+              "them: document the public API of common/ and grading/, fix the \\ref, \\snippet or link."
               % (len(problems), r.returncode))
         return 1
     index = os.path.join(html, "index.html")

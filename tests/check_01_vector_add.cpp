@@ -4,7 +4,7 @@
 // just over 2^26), on seeded random data; then the host round trip; then the kernel's bandwidth
 // beside the reference solution's. The lab states only its data (the calls below); the judge
 // (common/judge.hpp) poisons, runs, records, compares, repeats and times every one of them.
-#include "common/workbook.hpp"
+#include "grading/checker.hpp"
 
 #include "01_vector_add.hpp"
 namespace reference {

@@ -3,7 +3,7 @@
 // the bandwidth test against the reference solution.
 #pragma once
 
-#include "common/workbook.hpp"
+#include "grading/checker.hpp"
 
 #include <algorithm>
 #include <array>

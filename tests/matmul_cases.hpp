@@ -3,7 +3,7 @@
 // the reference solution and cuBLAS.
 #pragma once
 
-#include "common/workbook.hpp"
+#include "grading/checker.hpp"
 
 #include <array>
 #include <cmath>

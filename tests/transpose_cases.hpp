@@ -2,7 +2,7 @@
 // with a diagnosis, and its bandwidth test against the reference solution.
 #pragma once
 
-#include "common/workbook.hpp"
+#include "grading/checker.hpp"
 
 #include <algorithm>
 #include <memory>

@@ -6,10 +6,10 @@
 
 #include "common/buffers.hpp"
 #include "common/check.hpp"
-#include "common/checker.hpp"
+#include "grading/checker.hpp"
 #include "common/compare.hpp"
-#include "common/hmac.hpp"
-#include "common/json.hpp"
+#include "grading/hmac.hpp"
+#include "grading/json.hpp"
 #include "common/random.hpp"
 #include "common/stats.hpp"
 

@@ -3,9 +3,10 @@
 // The grader runs it once per grade run and hands the ceilings to every checker, so that all
 // labs set their figures beside the same measurements. Exits 77 when there is no usable GPU,
 // after saying why. Usage: device_query [--sgemm]   (--sgemm also measures cuBLAS SGEMM)
-#include "check.hpp"
-#include "device.hpp"
 #include "json.hpp"
+
+#include "common/check.hpp"
+#include "common/device.hpp"
 
 #include <cstdio>
 #include <cstring>

@@ -1,5 +1,8 @@
 #include "tools.hpp"
 
+#include "common/launch_record.hpp"
+#include "common/timing.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,13 +100,6 @@ std::string report_lines(const std::string& output, std::size_t limit)
 }
 
 }  // namespace
-
-std::string this_program()
-{
-    char path[PATH_MAX];
-    const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
-}
 
 bool register_probe(const std::vector<std::string>& name_and_tools, ProbeFunction body)
 {
@@ -297,13 +293,10 @@ void start_tool_runs_early()
     for (const CounterRequest& request : early_counter_requests())
         early_counters()[request] = std::async(std::launch::async, run_ncu, request.probe, request.kernel_regex,
                                                request.metrics).share();
-}
-
-void have_gpu_alone()
-{
-    for (auto& [key, run] : early_runs()) run.wait();
-    // Nsight Compute locks the GPU's clocks while it profiles: no measurement beside it either.
-    for (auto& [key, reading] : early_counters()) reading.wait();
+    // No measurement shares the GPU with them (and Nsight Compute locks its clocks while it
+    // profiles): time_gpu waits for each first.
+    for (const auto& [key, run] : early_runs()) add_background_gpu_work([run = run] { run.wait(); });
+    for (const auto& [key, reading] : early_counters()) add_background_gpu_work([reading = reading] { reading.wait(); });
 }
 
 namespace {

@@ -16,12 +16,13 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "checker.hpp"
 
-#include "check.hpp"
-#include "device.hpp"
 #include "hmac.hpp"
 #include "json.hpp"
-#include "random.hpp"
 #include "tools.hpp"
+
+#include "common/check.hpp"
+#include "common/device.hpp"
+#include "common/random.hpp"
 
 #include <cuda_runtime.h>
 #include <unistd.h>

@@ -12,7 +12,7 @@
 /// tests starts those runs in the background as it starts (start_tool_runs_early), so that they
 /// overlap the correctness tests instead of adding to them; a sanitizer test then only collects
 /// its result. Nothing is timed while they run: every measurement waits for them first
-/// (have_gpu_alone, called by time_gpu). Hardware counters a test will read can start early too
+/// (have_gpu_alone in common/timing.hpp, called by time_gpu). Hardware counters a test will read can start early too
 /// (read_counters_early). Where a tool is missing or may not read the counters, the test
 /// says so and is reported as skipped, never as passed.
 #pragma once
@@ -36,17 +36,13 @@ bool register_probe(const std::vector<std::string>& name_and_tools, ProbeFunctio
 /// \brief Runs a registered probe in this process (checker_main.cpp calls it).
 /// \param name the probe's name
 /// \return false when no probe has that name
-/// \snippet common/checker_main.cpp run probe
+/// \snippet grading/checker_main.cpp run probe
 bool run_probe(const std::string& name);
-
-/// \brief The path of this very program (from /proc/self/exe): what a tool runs again as
-/// `checker --workbook-probe=NAME`, and what the list of the student's kernels lies beside.
-std::string this_program();
 
 /// \brief Where an NVIDIA tool lives: on PATH, else in the CUDA toolkit's bin folder.
 /// \param name e.g. "ncu" or "compute-sanitizer"
 /// \return the path, or an empty string when the tool is not installed
-/// \snippet common/tools.cpp find tool
+/// \snippet grading/tools.cpp find tool
 std::string find_tool(const std::string& name);
 
 /// \brief What happened when a tool ran a probe.
@@ -61,7 +57,7 @@ struct ToolRun {
 /// \param tool_and_args the tool's name (looked up with find_tool) and its arguments
 /// \param probe the probe's name
 /// \param timeout_s seconds before the tool is stopped
-/// \snippet common/tools.cpp run under ncu
+/// \snippet grading/tools.cpp run under ncu
 ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
                         int timeout_s = 180);
 
@@ -70,7 +66,7 @@ ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std
 /// \param self_args the arguments this program gets
 /// \param environment settings "NAME=value" for the run
 /// \param timeout_s seconds before the tool is stopped
-/// \snippet common/tools.cpp profile
+/// \snippet grading/tools.cpp profile
 ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std::vector<std::string>& self_args,
                        const std::vector<std::string>& environment, int timeout_s);
 
@@ -135,11 +131,6 @@ SanitizerReport sanitize(const std::string& tool, const std::string& probe);
 /// the first).
 void start_tool_runs_early();
 
-/// \brief Waits until no background tool run is using the GPU, so that a measurement has it to
-/// itself: time_gpu calls it, and so does a test that lets student code time the GPU.
-/// \snippet tests/check_06_thread_sweep.cpp gpu alone
-void have_gpu_alone();
-
 /// \brief Marks the running test as skipped with a reason: it is reported as skipped and scores
 /// nothing, never as passed. Call it, then return from the test.
 /// \param reason why the test could not run here, e.g. "ncu is not installed"
@@ -147,11 +138,11 @@ void have_gpu_alone();
 void skip_test(const std::string& reason);
 
 /// \brief The reason given to skip_test in the running test, or empty (checker_main.cpp uses it).
-/// \snippet common/checker_main.cpp skip reason
+/// \snippet grading/checker_main.cpp skip reason
 const std::string& skip_reason();
 
 /// \brief Forgets the skip reason; called when a test starts.
-/// \snippet common/checker_support.cpp clear skip
+/// \snippet grading/checker_support.cpp clear skip
 void clear_skip();
 
 }  // namespace workbook
