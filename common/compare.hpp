@@ -14,10 +14,12 @@
 #pragma once
 
 #include "buffers.hpp"
+#include "random.hpp"
 
 #include <cmath>
 #include <cstddef>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -182,6 +184,38 @@ private:
     mutable std::shared_ptr<DeviceBuffer<double>> device_;
     std::size_t size_ = 0;
 };
+
+/// \brief Checks a reference computed on the GPU against the CPU's float64 loop before any output
+/// is compared with it: at the four corners of its rows x cols grid, where edges and padding
+/// matter most, and at 256 elements drawn at random. A disagreement is a bug in the checker,
+/// not the student's, and throws std::runtime_error.
+/// \param values the reference's values, read one at a time with at(index): a DeviceBuffer (or,
+///        in a test, a std::vector)
+/// \param rows its rows (1 for a vector)
+/// \param cols its columns, row-major
+/// \param on_cpu (row, col) -> std::pair{the CPU's value, the largest difference allowed}
+/// \param what the reference's name, for the message and the seed, e.g. "gemm"
+/// \snippet tests/unit/test_common.cpp spot check
+template <class Values, class OnCpu>
+void spot_check(const Values& values, std::size_t rows, std::size_t cols, OnCpu on_cpu, const std::string& what)
+{
+    constexpr int kCorners = 4, kRandom = 256;
+    Rng rng(seed_for(what + " reference spot checks"));
+    for (int s = 0; s < kCorners + kRandom; ++s) {
+        std::size_t row = static_cast<std::size_t>(rng.next() % rows);
+        std::size_t col = static_cast<std::size_t>(rng.next() % cols);
+        if (s < kCorners) {
+            row = s % 2 == 1 ? rows - 1 : 0;
+            col = s / 2 == 1 ? cols - 1 : 0;
+        }
+        const std::pair<double, double> cpu = on_cpu(row, col);
+        const double gpu = values.at(row * cols + col);
+        if (!(std::fabs(gpu - cpu.first) <= cpu.second))  // NaN fails too
+            throw std::runtime_error("checker bug: the GPU's " + what + " reference and the CPU disagree at [" +
+                                     std::to_string(row) + "][" + std::to_string(col) + "]: " +
+                                     std::to_string(gpu) + " against " + std::to_string(cpu.first));
+    }
+}
 
 /// \brief Compares an output in device memory with its reference, on the GPU.
 ///

@@ -2,7 +2,6 @@
 
 #include "buffers.hpp"
 #include "check.hpp"
-#include "random.hpp"
 
 #include <cuda_runtime.h>
 
@@ -19,7 +18,6 @@ namespace {
 // one core); larger ones on the GPU, spot-checked. The grader computes references for every
 // student, so the CPU's share stays small.
 constexpr double kCpuLimit = 1u << 24;
-constexpr int kSpotChecks = 256;
 
 int output_size(int size, int stride) { return (size + stride - 1) / stride; }
 
@@ -118,21 +116,12 @@ Reference convolution_reference(const std::vector<float>& image, int height, int
     DeviceBuffer<double> out = on_gpu(image, height, width, mask, k, stride);
     // Trust, but verify: the GPU must match the CPU's float64 loop at the corners, where the
     // zero padding matters most, and wherever else we look.
-    Rng rng(seed_for("convolution reference spot checks"));
-    for (int s = 0; s < kSpotChecks + 4; ++s) {
-        int y = static_cast<int>(rng.next() % static_cast<unsigned>(out_height));
-        int x = static_cast<int>(rng.next() % static_cast<unsigned>(out_width));
-        if (s < 4) {  // the corners first
-            y = s % 2 == 1 ? out_height - 1 : 0;
-            x = s / 2 == 1 ? out_width - 1 : 0;
-        }
+    spot_check(out, out_height, out_width, [&](std::size_t y, std::size_t x) {
         double magnitude = 0;
-        const double expected = convolution_reference_at(image, height, width, mask, k, stride, y, x, &magnitude);
-        const double got = out.at(static_cast<std::size_t>(y) * out_width + x);
-        if (std::fabs(got - expected) > 1e-12 * (magnitude + 1))
-            throw std::runtime_error("checker bug: the GPU's float64 convolution and the CPU disagree at out[" +
-                                     std::to_string(y) + "][" + std::to_string(x) + "]");
-    }
+        const double expected = convolution_reference_at(image, height, width, mask, k, stride, static_cast<int>(y),
+                                                         static_cast<int>(x), &magnitude);
+        return std::make_pair(expected, 1e-12 * (magnitude + 1));
+    }, "convolution");
     return Reference(std::move(out));
 }
 

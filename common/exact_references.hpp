@@ -5,8 +5,8 @@
 /// Small cases are computed on the CPU. Large ones (a 2^26-element vector, an 8192 x 8192
 /// matrix) would take the grader a second of host time each, for every student, to build and
 /// then copy to the GPU, where the judge compares; they are computed on the GPU instead, and
-/// spot-checked against the CPU at both ends and at random elements before any output is
-/// compared with them.
+/// spot-checked against the CPU (spot_check: the corners and random elements) before any
+/// output is compared with them.
 #pragma once
 
 #include "buffers.hpp"

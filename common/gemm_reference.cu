@@ -3,7 +3,6 @@
 #include "buffers.hpp"
 #include "check.hpp"
 #include "exact_references.hpp"
-#include "random.hpp"
 
 #include <cublas_v2.h>
 
@@ -18,7 +17,6 @@ namespace {
 
 // Products up to this many multiply-adds are computed on the CPU (about a second on one core).
 constexpr double kCpuLimit = 1u << 28;
-constexpr int kSpotChecks = 256;
 
 double dot(const std::vector<float>& a, const std::vector<float>& b, int k, int n, int i, int j,
            double* magnitude)
@@ -69,17 +67,11 @@ Reference gemm_reference(const std::vector<float>& a, const std::vector<float>& 
     if (static_cast<double>(m) * n * k <= kCpuLimit) return Reference(on_cpu(a, b, m, k, n));
     DeviceBuffer<double> c = on_gpu(a, b, m, k, n);
     // Trust, but verify: DGEMM must match the CPU's float64 loop wherever we look.
-    Rng rng(seed_for("gemm reference spot checks"));
-    for (int s = 0; s < kSpotChecks; ++s) {
-        const int i = static_cast<int>(rng.next() % static_cast<unsigned>(m));
-        const int j = static_cast<int>(rng.next() % static_cast<unsigned>(n));
+    spot_check(c, m, n, [&](std::size_t i, std::size_t j) {
         double magnitude = 0;
-        const double expected = dot(a, b, k, n, i, j, &magnitude);
-        const double got = c.at(static_cast<std::size_t>(i) * n + j);
-        if (std::fabs(got - expected) > 1e-12 * (magnitude + 1))
-            throw std::runtime_error("checker bug: cuBLAS DGEMM and the CPU disagree at C[" +
-                                     std::to_string(i) + "][" + std::to_string(j) + "]");
-    }
+        const double expected = dot(a, b, k, n, static_cast<int>(i), static_cast<int>(j), &magnitude);
+        return std::make_pair(expected, 1e-12 * (magnitude + 1));
+    }, "gemm");
     return Reference(std::move(c));
 }
 

@@ -282,6 +282,33 @@ TEST_CASE("json: quoting escapes what JSON requires")
     CHECK(json_quote(std::string("\x01", 1)) == "\"\\u0001\"");
 }
 
+TEST_CASE("spot_check: a GPU reference must agree with the CPU at the corners and at random elements")
+{
+    const std::size_t rows = 37, cols = 53;
+    std::vector<double> values(rows * cols);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = 0.5 * static_cast<double>(i);
+    //! [spot check]
+    const auto exact = [&](std::size_t row, std::size_t col) { return std::make_pair(0.5 * (row * cols + col), 0.0); };
+    spot_check(values, rows, cols, exact, "test");
+    //! [spot check]
+    // A wrong corner is always looked at; within the allowed difference it passes.
+    values[rows * cols - 1] += 1e-9;
+    CHECK_THROWS_AS(spot_check(values, rows, cols, exact, "test"), std::runtime_error);
+    spot_check(values, rows, cols, [&](std::size_t row, std::size_t col) {
+        return std::make_pair(0.5 * (row * cols + col), 1e-6);
+    }, "test");
+    values[rows * cols - 1] = NAN;
+    CHECK_THROWS_AS(spot_check(values, rows, cols, [&](std::size_t row, std::size_t col) {
+        return std::make_pair(0.5 * (row * cols + col), 1e-6);
+    }, "test"), std::runtime_error);
+    // A vector is one row: both ends are corners.
+    std::vector<double> vector = {1, 2, 3};
+    vector[0] = 7;
+    CHECK_THROWS_AS(spot_check(vector, 1, 3, [](std::size_t, std::size_t i) { return std::make_pair(i + 1.0, 0.0); },
+                               "test"),
+                    std::runtime_error);
+}
+
 // The CPU path of the convolution reference (small cases never touch the GPU).
 #include "common/convolution_reference.hpp"
 #include "common/gemm_reference.hpp"
