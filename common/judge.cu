@@ -114,7 +114,7 @@ std::string check_record(const Call& call, const LaunchRecord& record, const Jud
             for (const std::string& kernel : foreign)
                 text += "\n  " + kernel_display_name(kernel) + " (" + kernel_origin(kernel) + ")";
             return text + "\nHint: a lab is graded on the kernel you write. Calling cuBLAS, cuDNN, "
-                          "Thrust, another library or the reference solution instead earns no points.";
+                          "Thrust or another library instead earns no points.";
         }
     }
     if (record.device_to_host_bytes < call.copies_back_bytes)

@@ -3,8 +3,9 @@
 /// copied back to the host, recorded by CUPTI.
 ///
 /// A checker compares the student's output with a float64 reference, but a correct output does
-/// not prove that the student's kernel computed it: cuBLAS, the reference solution or the CPU
-/// can stand in. CUPTI, NVIDIA's profiling interface that ships with the CUDA toolkit, sees every
+/// not prove that the student's kernel computed it: cuBLAS, another library or the CPU can stand
+/// in. (The reference solution, linked beside the student's file, cannot: a file that calls it
+/// fails to build, see tests/student_symbols.py.) CUPTI, NVIDIA's profiling interface that ships with the CUDA toolkit, sees every
 /// kernel the process launches, whoever launches it. The judge (judge.hpp) opens a recording
 /// around each call of a student's function and then checks that a kernel ran and that every
 /// kernel that ran is defined in the student's own file.
@@ -49,7 +50,7 @@ const std::set<std::string>& student_kernels();
 std::string kernel_display_name(const std::string& mangled);
 
 /// \brief Whose a kernel that the student's file does not define probably is: "cuBLAS",
-/// "cuDNN", "CUTLASS", "Thrust or CUB", "the reference solution" or "the workbook's library".
+/// "cuDNN", "CUTLASS", "Thrust or CUB" or "the workbook's library".
 /// \param mangled the name as CUPTI reports it
 std::string kernel_origin(const std::string& mangled);
 

@@ -1,9 +1,7 @@
 // The functions a lab 01 implementation defines (labs/01_vector_add/vector_add.cu).
-//
-// No include guard on purpose: the checker includes this file twice, once for the code under
-// test and once inside namespace reference for the reference solution it times alongside.
 // Declared weak: a function missing from the student's file costs only the tests that call it
 // (see checker.hpp).
+#pragma once
 
 /// Launches c[i] = a[i] + b[i] on device arrays of n floats; returns once the kernel is queued.
 WORKBOOK_STUDENT_FUNCTION void launch_vector_add(const float* a, const float* b, float* c, int n);

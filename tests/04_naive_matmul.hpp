@@ -1,7 +1,7 @@
 // The functions a lab 04 implementation defines (labs/04_naive_matmul/matmul.cu).
-// No include guard on purpose: the checker includes it twice, the second time inside namespace
-// reference for the reference solution. Declared weak: a function missing from the student's file
-// costs only the tests that call it (see checker.hpp).
+// Declared weak: a function missing from the student's file costs only the tests that call it
+// (see checker.hpp).
+#pragma once
 
 /// C = A·B on the device: A m x k, B k x n, C m x n, row-major; 16 x 16 blocks.
 WORKBOOK_STUDENT_FUNCTION void launch_matmul_naive(const float* a, const float* b, float* c, int m, int k, int n);

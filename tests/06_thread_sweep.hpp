@@ -1,7 +1,7 @@
 // The functions a lab 06 implementation defines (labs/06_thread_sweep/sweep.cu).
-// No include guard on purpose: the checker includes it twice, the second time inside namespace
-// reference for the reference solution. Declared weak: a function missing from the student's file
-// costs only the tests that call it (see checker.hpp).
+// Declared weak: a function missing from the student's file costs only the tests that call it
+// (see checker.hpp).
+#pragma once
 
 /// C = A·B through tile x tile shared tiles, with blocks of tile x tile threads (tile 1 to 32).
 WORKBOOK_STUDENT_FUNCTION void launch_matmul_dynamic_tile(const float* a, const float* b, float* c, int m, int k, int n, int tile);

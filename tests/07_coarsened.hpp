@@ -1,7 +1,7 @@
 // The functions lab 07's going-further part defines (labs/07_convolution/coarsened.cu).
-// No include guard on purpose: the checker includes it twice, the second time inside namespace
-// reference for the reference solution. Declared weak: a function missing from the student's file
-// costs only the tests that call it (see checker.hpp).
+// Declared weak: a function missing from the student's file costs only the tests that call it
+// (see checker.hpp).
+#pragma once
 
 /// Copies the k x k mask (host memory, row-major) into this file's own constant memory.
 WORKBOOK_STUDENT_FUNCTION void set_mask(const float* mask, int k);

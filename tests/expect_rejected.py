@@ -17,7 +17,7 @@ With it, the whole lab runs: exactly the `expect-fail` tests must fail, and they
 exactly that many points (bonus points included) - the grade a planted cheat must get.
 
 A variant with `// expect-build-error: MESSAGE` must not build at all (it uses a library the labs
-forbid): --build-error builds it and expects the build to fail saying MESSAGE. That needs no GPU.
+forbid, or calls the reference solution): --build-error builds it and expects the build to fail saying MESSAGE. That needs no GPU.
 
 Exit 77 (skipped) without a GPU, like the checkers.
 """

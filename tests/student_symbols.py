@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Reads the symbols of a student's compiled file, at build time, before its checker is linked.
 
-Two jobs, both on `nm`'s listing of the object:
+Three jobs, all on `nm`'s listing of the object:
   1. A lab is graded on the kernels the student writes. An object that references cuBLAS, cuDNN
      or CUTLASS (defined or undefined symbols) fails the build here, with a message that says why,
      so that no library can stand in for the student's kernel.
-  2. It writes the names the file defines, one per line, to OUT (`<checker>.kernels`). At run
+  2. Nor can the reference solution linked beside it: a file that uses any name that
+     reference_object.py gave the reference's own symbols, such as reference::launch_matmul_tiled,
+     fails here too.
+  3. It writes the names the file defines, one per line, to OUT (`<checker>.kernels`). At run
      time the judge (common/judge.hpp) checks that every kernel CUPTI sees a graded call launch
-     is among them: a kernel from another library, or from the reference solution, is not.
+     is among them: a kernel from a library (loaded by dlopen, say) is not.
      Kernels that Thrust or CUB instantiate inside the file are library code and left out.
 """
 import argparse
@@ -33,12 +36,24 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--source", required=True, help="the student's file, for the message")
     p.add_argument("--out", required=True)
+    p.add_argument("--reference", nargs="*", default=[], help="the reference objects linked beside it")
     p.add_argument("objects", nargs="+")
     a = p.parse_args()
     defined, referenced = set(), set()
     for obj in a.objects:
         defined.update(symbols(obj, "--defined-only"))
         referenced.update(symbols(obj, "--undefined-only"))
+    of_reference = set()  # the names reference_object.py gave the reference's own symbols
+    for obj in a.reference:
+        with open(obj + ".renames") as f:
+            of_reference.update(line.split()[1] for line in f if line.strip())
+    called = sorted(referenced & of_reference)
+    if called:
+        shown = subprocess.run(["c++filt", *called[:3]], stdout=subprocess.PIPE, text=True).stdout.split("\n")
+        print("%s: error: this file calls the reference solution (%s%s). A lab is graded on the code "
+              "you write yourself: remove the call and write the kernel the lab asks for."
+              % (a.source, ", ".join(s for s in shown if s), ", ..." if len(called) > 3 else ""))
+        return 1
     for library, pattern in FORBIDDEN:
         used = sorted(s for s in defined | referenced if pattern.search(s))
         if used:
