@@ -85,6 +85,62 @@ std::vector<std::string> csv_fields(const std::string& line)
     return fields;
 }
 
+// One launch that ncu profiled, read from its --csv output: the kernel and its metrics.
+struct Profile {
+    std::string kernel;
+    std::map<std::string, double> metrics;
+
+    double get(const std::string& name) const
+    {
+        const auto found = metrics.find(name);
+        return found == metrics.end() ? NAN : found->second;
+    }
+    // What explain_slowness reads from them (defined below, beside the metrics they name).
+    double conflicts_per_request() const;
+    std::pair<double, std::string> blocks_per_sm() const;
+    std::pair<std::string, double> top_stall() const;
+};
+
+// The launches in ncu's CSV output, one Profile per launch ID: the one reader of that output.
+std::vector<Profile> read_profiles(const std::string& output)
+{
+    std::map<std::string, Profile> by_id;
+    std::istringstream in(output);
+    std::string line;
+    int id = -1, kernel = -1, name = -1, value = -1;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] != '"') continue;
+        const std::vector<std::string> fields = csv_fields(line);
+        if (name < 0) {
+            for (std::size_t i = 0; i < fields.size(); ++i) {
+                if (fields[i] == "ID") id = static_cast<int>(i);
+                if (fields[i] == "Kernel Name" || fields[i] == "Function Name") kernel = static_cast<int>(i);
+                if (fields[i] == "Metric Name") name = static_cast<int>(i);
+                if (fields[i] == "Metric Value") value = static_cast<int>(i);
+            }
+            continue;
+        }
+        if (id < 0 || value < 0 || static_cast<int>(fields.size()) <= std::max({id, name, value, kernel})) continue;
+        std::string digits;
+        for (char c : fields[value])
+            if (c != ',') digits += c;  // ncu writes 16,515,072
+        Profile& p = by_id[fields[id]];
+        if (kernel >= 0) p.kernel = fields[kernel];
+        p.metrics[fields[name]] = std::atof(digits.c_str());
+    }
+    std::vector<Profile> profiles;
+    for (auto& entry : by_id) profiles.push_back(std::move(entry.second));
+    return profiles;
+}
+
+// Why ncu read no counters, when it says it may not read them here; otherwise "".
+std::string counters_forbidden(const std::string& output)
+{
+    if (!contains(output, "ERR_NVGPUCTRPERM")) return "";
+    return "ncu may not read the GPU's counters here (ERR_NVGPUCTRPERM: profiling needs root or "
+           "NVreg_RestrictProfilingToAdminUsers=0)";
+}
+
 // The first lines of a tool's report worth showing a student.
 std::string report_lines(const std::string& output, std::size_t limit)
 {
@@ -188,34 +244,12 @@ CounterReading run_ncu(const std::string& probe, const std::string& kernel_regex
         reading.why_not = run.why_not;
         return reading;
     }
-    if (contains(run.output, "ERR_NVGPUCTRPERM")) {
-        reading.why_not = "ncu may not read the GPU's counters here (ERR_NVGPUCTRPERM: profiling "
-                          "needs root or NVreg_RestrictProfilingToAdminUsers=0)";
-        return reading;
-    }
-    std::istringstream in(run.output);
-    std::string line;
-    int name_col = -1, value_col = -1, id_col = -1;
-    std::map<std::string, bool> launches;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] != '"') continue;
-        const std::vector<std::string> fields = csv_fields(line);
-        if (name_col < 0) {
-            for (std::size_t i = 0; i < fields.size(); ++i) {
-                if (fields[i] == "Metric Name") name_col = static_cast<int>(i);
-                if (fields[i] == "Metric Value") value_col = static_cast<int>(i);
-                if (fields[i] == "ID") id_col = static_cast<int>(i);
-            }
-            continue;
-        }
-        if (value_col < 0 || static_cast<int>(fields.size()) <= value_col) continue;
-        std::string digits;
-        for (char c : fields[value_col])
-            if (c != ',') digits += c;  // ncu writes 16,515,072
-        reading.values[fields[name_col]] += std::atof(digits.c_str());
-        if (id_col >= 0) launches[fields[id_col]] = true;
-    }
-    reading.launches = static_cast<int>(launches.size());
+    reading.why_not = counters_forbidden(run.output);
+    if (!reading.why_not.empty()) return reading;
+    const std::vector<Profile> profiles = read_profiles(run.output);
+    for (const Profile& launch : profiles)
+        for (const auto& metric : launch.metrics) reading.values[metric.first] += metric.second;
+    reading.launches = static_cast<int>(profiles.size());
     if (reading.launches == 0) {
         reading.why_not = "ncu profiled no kernel matching \"" + kernel_regex + "\" (exit status " +
                           std::to_string(run.exit_code) + "):\n" + run.output.substr(0, 2000);
@@ -319,74 +353,33 @@ const char* const kLimits[][2] = {{"launch__occupancy_limit_blocks", "blocks per
 const char* const kStallPrefix = "smsp__average_warps_issue_stalled_";
 const char* const kStallSuffix = "_per_issue_active.ratio";
 
-// One profiled launch: its kernel and its metrics.
-struct Profile {
-    std::string kernel;
-    std::map<std::string, double> metrics;
-
-    double get(const std::string& name) const
-    {
-        const auto found = metrics.find(name);
-        return found == metrics.end() ? NAN : found->second;
-    }
-    double conflicts_per_request() const
-    {
-        const double requests = get(kSharedRequests[0]) + get(kSharedRequests[1]);
-        return requests > 0 ? (get(kConflicts[0]) + get(kConflicts[1])) / requests : 0;
-    }
-    // How many blocks fit on an SM, and which resource decides it.
-    std::pair<double, std::string> blocks_per_sm() const
-    {
-        std::pair<double, std::string> fit{INFINITY, ""};
-        for (const auto& limit : kLimits)
-            if (get(limit[0]) < fit.first) fit = {get(limit[0]), limit[1]};
-        return fit;
-    }
-    // The reason warps stall most, and its ratio (stalled warps per issued instruction).
-    std::pair<std::string, double> top_stall() const
-    {
-        std::pair<std::string, double> top{"", 0};
-        for (const auto& m : metrics) {
-            if (m.first.rfind(kStallPrefix, 0) != 0 || m.first.size() < std::strlen(kStallSuffix)) continue;
-            std::string reason = m.first.substr(std::strlen(kStallPrefix));
-            reason.resize(reason.size() - std::min(reason.size(), std::strlen(kStallSuffix)));
-            if (reason == "selected" || reason.find("not_issued") != std::string::npos) continue;
-            if (m.second > top.second) top = {reason, m.second};
-        }
-        return top;
-    }
-};
-
-// The launches in ncu's CSV output, one Profile per launch ID.
-std::vector<Profile> read_profiles(const std::string& output)
+double Profile::conflicts_per_request() const
 {
-    std::map<std::string, Profile> by_id;
-    std::istringstream in(output);
-    std::string line;
-    int id = -1, kernel = -1, name = -1, value = -1;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] != '"') continue;
-        const std::vector<std::string> fields = csv_fields(line);
-        if (name < 0) {
-            for (std::size_t i = 0; i < fields.size(); ++i) {
-                if (fields[i] == "ID") id = static_cast<int>(i);
-                if (fields[i] == "Kernel Name" || fields[i] == "Function Name") kernel = static_cast<int>(i);
-                if (fields[i] == "Metric Name") name = static_cast<int>(i);
-                if (fields[i] == "Metric Value") value = static_cast<int>(i);
-            }
-            continue;
-        }
-        if (id < 0 || value < 0 || static_cast<int>(fields.size()) <= std::max({id, name, value, kernel})) continue;
-        std::string digits;
-        for (char c : fields[value])
-            if (c != ',') digits += c;  // ncu writes 16,515,072
-        Profile& p = by_id[fields[id]];
-        if (kernel >= 0) p.kernel = fields[kernel];
-        p.metrics[fields[name]] = std::atof(digits.c_str());
+    const double requests = get(kSharedRequests[0]) + get(kSharedRequests[1]);
+    return requests > 0 ? (get(kConflicts[0]) + get(kConflicts[1])) / requests : 0;
+}
+
+// How many blocks fit on an SM, and which resource decides it.
+std::pair<double, std::string> Profile::blocks_per_sm() const
+{
+    std::pair<double, std::string> fit{INFINITY, ""};
+    for (const auto& limit : kLimits)
+        if (get(limit[0]) < fit.first) fit = {get(limit[0]), limit[1]};
+    return fit;
+}
+
+// The reason warps stall most, and its ratio (stalled warps per issued instruction).
+std::pair<std::string, double> Profile::top_stall() const
+{
+    std::pair<std::string, double> top{"", 0};
+    for (const auto& m : metrics) {
+        if (m.first.rfind(kStallPrefix, 0) != 0 || m.first.size() < std::strlen(kStallSuffix)) continue;
+        std::string reason = m.first.substr(std::strlen(kStallPrefix));
+        reason.resize(reason.size() - std::min(reason.size(), std::strlen(kStallSuffix)));
+        if (reason == "selected" || reason.find("not_issued") != std::string::npos) continue;
+        if (m.second > top.second) top = {reason, m.second};
     }
-    std::vector<Profile> profiles;
-    for (auto& entry : by_id) profiles.push_back(std::move(entry.second));
-    return profiles;
+    return top;
 }
 
 // Profiles one side's timed call of a test (see time_call in judge.hpp) and returns its
@@ -410,11 +403,8 @@ bool profile_side(const std::string& test, int call, const char* who, Profile& l
         why_not = run.why_not;
         return false;
     }
-    if (contains(run.output, "ERR_NVGPUCTRPERM")) {
-        why_not = "ncu may not read the GPU's counters here (ERR_NVGPUCTRPERM: profiling needs root or "
-                  "NVreg_RestrictProfilingToAdminUsers=0)";
-        return false;
-    }
+    why_not = counters_forbidden(run.output);
+    if (!why_not.empty()) return false;
     const std::vector<Profile> profiles = read_profiles(run.output);
     if (profiles.empty()) {
         why_not = "ncu profiled no kernel (exit status " + std::to_string(run.exit_code) + "):\n" +
