@@ -25,11 +25,13 @@ JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 #   SLURM_TIME                       a job's time limit (grade-class: each student's; default 30)
 #   SLURM_CONCURRENCY                grade-class: at most this many students at once (array %N)
 #   SLURM_GRES                       generic resources per job (default gpu:1; empty or none: none)
+#   SLURM_CPUS                       CPUs per job, to build the checkers with (default 8)
 #   REGRADE=1                        grade-class: grade every student again, not only the missing
 RUNNER ?= local
 SLURM_SETTINGS = $(if $(SLURM_PARTITION),--partition '$(SLURM_PARTITION)') \
   $(if $(SLURM_ACCOUNT),--account '$(SLURM_ACCOUNT)') $(if $(SLURM_TIME),--time '$(SLURM_TIME)') \
-  $(if $(filter undefined,$(origin SLURM_GRES)),,--gres '$(SLURM_GRES)')
+  $(if $(filter undefined,$(origin SLURM_GRES)),,--gres '$(SLURM_GRES)') \
+  $(if $(SLURM_CPUS),--cpus '$(SLURM_CPUS)')
 RUN_ON  = $(if $(filter-out local,$(RUNNER)),--runner $(RUNNER) $(SLURM_SETTINGS))
 GRADE   = $(PYTHON) tests/grade.py --build-dir $(BUILD) $(if $(SEED),--seed $(SEED)) $(RUN_ON)
 CLASS_ON = $(if $(RUN_ON),$(RUN_ON) $(if $(SLURM_CONCURRENCY),--concurrency $(SLURM_CONCURRENCY)) $(if $(REGRADE),--regrade))

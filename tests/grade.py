@@ -618,6 +618,8 @@ def parse_args(argv):
     slurm.add_argument("--time", help="srun --time, Slurm's format, e.g. 30 or 1:00:00 (SLURM_TIME)")
     slurm.add_argument("--gres", default="gpu:1",
                        help="srun --gres (default %(default)s; '' or none asks for none: SLURM_GRES)")
+    slurm.add_argument("--cpus", type=int, default=8,
+                       help="srun --cpus-per-task, for building the checkers (default %(default)s; SLURM_CPUS)")
     return p.parse_args(argv)
 
 
@@ -750,7 +752,7 @@ def run_on_slurm(args, argv):
     sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "slurm"))
     import slurm
     try:
-        cmd = slurm.srun_command(slurm.options(args.partition, args.account, args.time, args.gres),
+        cmd = slurm.srun_command(slurm.options(args.partition, args.account, args.time, args.gres, args.cpus),
                                  [sys.executable, "-u", os.path.abspath(__file__), *argv,
                                   "--runner", "local"], name="workbook-grade")
     except slurm.SlurmError as e:

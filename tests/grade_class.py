@@ -643,7 +643,7 @@ def submit(todo, args, seed, out_dir, record):
     write_json(tasks, {"out": out_dir, "build_dir": args.build_dir, "seed": seed, "lab": args.lab,
                        "labs": record["labs"],
                        "students": [{"name": s.name, "path": s.path} for s in todo]})
-    settings = slurm.options(args.partition, args.account, args.time, args.gres)
+    settings = slurm.options(args.partition, args.account, args.time, args.gres, args.cpus)
     job = slurm.submit_array(len(todo), settings, "grade-class",
                              os.path.join(out_dir, "slurm", "%A_%a.log"),
                              [sys.executable, TASK_PY, tasks], grade.SOURCE_DIR, args.concurrency)
@@ -772,6 +772,9 @@ def parse_args(argv):
     cluster.add_argument("--gres", default="gpu:1",
                          help="each task's generic resources (default %(default)s; '' or none: "
                               "none, for a cluster without GPUs; SLURM_GRES)")
+    cluster.add_argument("--cpus", type=int, default=8,
+                         help="each task's CPUs, for building its student's checkers (default "
+                              "%(default)s; SLURM_CPUS)")
     cluster.add_argument("--regrade", action="store_true",
                          help="grade every student again, with a fresh seed (REGRADE=1)")
     cluster.add_argument("--poll", type=float, default=10.0,
@@ -797,6 +800,9 @@ def check_arguments(args):
         try:
             for command in ("sbatch", "squeue", "scancel"):
                 slurm.require(command)
+            # Before anything is replaced (REGRADE=1 clears the earlier results).
+            slurm.check_placement(slurm.options(args.partition, args.account, args.time, args.gres,
+                                                args.cpus))
         except slurm.SlurmError as e:
             sys.exit(str(e))
 
@@ -888,7 +894,7 @@ def main(argv=None):
     say("seed %d (replay with: %s)" % (seed, replay_command(args, seed)))
     if args.runner == "slurm":
         say("Slurm: a job array, one task per student, each with %s" % (
-            " ".join(slurm.options(args.partition, args.account, args.time, args.gres))))
+            " ".join(slurm.options(args.partition, args.account, args.time, args.gres, args.cpus))))
     elif gpus:
         say("%s (%s): one student per GPU at a time" % (
             plural(len(gpus), "GPU"), ", ".join(g.label for g in gpus)))

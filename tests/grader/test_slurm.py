@@ -18,7 +18,9 @@ says "no GPU" (grade.py's exit 77). What is tested is the plumbing, on lab 02 al
      stops it at its 1-minute time limit: a row "grading failed", TIMEOUT, and the task's log.
      Nothing it started is left running.
   3. The third student is fixed: the same command again grades that student only, with the
-     class's seed; the gradebook has the three rows.
+     class's seed; the gradebook has the three rows. Each task built with the CPUs it asked for.
+  3'. REGRADE=1 asking for more CPUs per task than the node has: sbatch --test-only refuses it
+     before anything is cleared, and the gradebook and every student's results stay.
   4. make check's RUNNER=slurm: tests/grade.py through srun gives the same exit status and the
      same results as run here, and here it names that command.
   5. A run of two stalling students, one at a time (--concurrency 1), interrupted by SIGINT, and
@@ -29,6 +31,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -286,7 +289,7 @@ def grade_class(cluster, submissions, out, *extra):
 def grade_class_command(submissions, out, *extra):
     return [sys.executable, os.path.join(TESTS_DIR, "grade_class.py"), "--build-dir", BUILD_DIR,
             "--submissions", submissions, "--out", out, "--lab", "02", "--runner", "slurm",
-            "--gres", "none", "--poll", "1", *extra]
+            "--gres", "none", "--cpus", "1", "--poll", "1", *extra]
 
 
 def gradebook(out):
@@ -334,10 +337,16 @@ class GradingAClassOnSlurm(unittest.TestCase):
         with open(os.path.join(cls.out, "slurm", "class.json")) as f:
             cls.record = json.load(f)
 
+        # More CPUs per task than the node has: refused before REGRADE=1 clears anything.
+        cls.too_big = grade_class(CLUSTER, cls.submissions, cls.out, "--time", "5", "--regrade",
+                                  "--cpus", str((os.cpu_count() or 1) + 1))
+        cls.too_big_book = gradebook(cls.out)
+        cls.too_big_queue = CLUSTER.queue()
+
     def test_1_one_array_of_a_task_per_student(self):
         status, output = self.first
         self.assertEqual(status, EXIT_SKIP, "every student graded, no GPU: 77")
-        self.assertRegex(output, r"Slurm job \d+: 2 tasks \(--time=5\), one per student")
+        self.assertRegex(output, r"Slurm job \d+: 2 tasks \(--time=5 --cpus-per-task=1\), one per student")
         self.assertEqual(output.count("one per student;"), 1, "one sbatch")
         self.assertRegex(output, r"Slurm job \d+: \d done, \d running, \d pending, \d failed")
         self.assertRegex(output, r"Slurm job \d+: 2 done, 0 running, 0 pending, 0 failed")
@@ -359,12 +368,18 @@ class GradingAClassOnSlurm(unittest.TestCase):
         with open(os.path.join(self.out, "summary.md")) as f:
             self.assertIn("- %s does not compile for 1: %s" % (LAB, BROKEN), f.read())
 
+    def test_1_each_task_builds_with_the_cpus_it_asked_for(self):
+        job = re.search(r"Slurm job (\d+): 2 tasks", self.first[1]).group(1)
+        for index in (0, 1):
+            with open(os.path.join(self.out, "slurm", "%s_%d.log" % (job, index))) as f:
+                self.assertIn("built with 1 CPU (", f.read())
+
     def test_2_resume_submits_only_the_new_student_and_the_time_limit_fails_it(self):
         status, output = self.second
         self.assertEqual(status, 1, "a student's grading failed")
         self.assertIn("2 students already graded in %s (REGRADE=1 grades them again): %s, %s"
                       % (self.out, BROKEN, WHOLE), output)
-        self.assertRegex(output, r"Slurm job \d+: 1 task \(--time=1\), one per student")
+        self.assertRegex(output, r"Slurm job \d+: 1 task \(--time=1 --cpus-per-task=1\), one per student")
         for student, mtime in self.first_mtimes.items():
             self.assertEqual(os.path.getmtime(os.path.join(self.out, student, "results.json")), mtime,
                              "%s was not graded again" % student)
@@ -386,13 +401,23 @@ class GradingAClassOnSlurm(unittest.TestCase):
         status, output = self.third
         self.assertEqual(status, EXIT_SKIP)
         self.assertIn("2 students already graded", output)
-        self.assertRegex(output, r"Slurm job \d+: 1 task \(--time=5\), one per student")
+        self.assertRegex(output, r"Slurm job \d+: 1 task \(--time=5 --cpus-per-task=1\), one per student")
         names, rows = self.third_book
         self.assertEqual(names, sorted([BROKEN, STALL, WHOLE]))
         self.assertEqual([rows[n]["status"] for n in names], ["no GPU"] * 3)
         seeds = {results(self.out, s)["output"].split()[1] for s in names}
         self.assertEqual(seeds, {str(self.record["seed"])}, "one seed for the class")
         self.assertEqual(len(self.record["jobs"]), 3, "three runs, an array each")
+
+    def test_4_a_task_no_node_can_hold_is_refused_and_nothing_is_lost(self):
+        status, output = self.too_big
+        self.assertNotEqual(status, 0)
+        self.assertIn("sbatch --test-only says", output)
+        self.assertIn("lower SLURM_CPUS", output)
+        self.assertEqual(self.too_big_book, self.third_book, "the earlier gradebook is kept")
+        for student in self.third_book[0]:
+            self.assertTrue(os.path.isfile(os.path.join(self.out, student, "results.json")), student)
+        self.assertEqual(self.too_big_queue, "")
 
 
 class CheckingALabThroughSrun(unittest.TestCase):
@@ -409,7 +434,8 @@ class CheckingALabThroughSrun(unittest.TestCase):
 
     def test_srun_gives_the_same_status_and_results_and_the_local_run_names_it(self):
         here = self.grade(os.path.join(ROOT, "check-here"))
-        there = self.grade(os.path.join(ROOT, "check-srun"), "--runner", "slurm", "--gres", "none")
+        there = self.grade(os.path.join(ROOT, "check-srun"), "--runner", "slurm", "--gres", "none",
+                           "--cpus", "1")
         self.assertEqual(here[0], EXIT_SKIP, "no GPU: CUDA_VISIBLE_DEVICES is empty")
         self.assertEqual(there[0], here[0])
         self.assertEqual(there[2], here[2])

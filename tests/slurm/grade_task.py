@@ -39,11 +39,15 @@ def stop_and_exit(signum, frame):
 
 
 def cpus():
-    """The CPUs Slurm bound this task to (all of the node's when it binds none)."""
+    """The CPUs to build with: those Slurm gave the task (--cpus-per-task), and no more than it
+    may run on. A cluster that binds no task (task/none) would let it use the whole node, other
+    students' tasks included."""
     try:
-        return len(os.sched_getaffinity(0))
+        usable = len(os.sched_getaffinity(0))
     except AttributeError:
-        return os.cpu_count() or 1
+        usable = os.cpu_count() or 1
+    given = os.environ.get("SLURM_CPUS_PER_TASK", "")
+    return max(1, min(usable, int(given))) if given.isdigit() else usable
 
 
 def main(argv=None):
@@ -68,12 +72,13 @@ def main(argv=None):
     os.makedirs(os.path.join(out_dir, student.key), exist_ok=True)
     started = time.monotonic()
     record = {"job": job, "node": socket.gethostname(), "exit_status": None, "note": ""}
+    build_cpus = cpus()
     try:      # as the local runner's builder and grader do: a broken student is a row, not a crash
-        record["note"] = grade_class.prebuild(student, build_dir, labs, out_dir, cpus())
+        record["note"] = grade_class.prebuild(student, build_dir, labs, out_dir, build_cpus)
     except Exception as e:
         record["note"] = "could not build it: %r" % e
-    print("built (%.0f s)%s" % (time.monotonic() - started, ": " + record["note"] if record["note"] else ""),
-          flush=True)
+    print("built with %s (%.0f s)%s" % (grade_class.plural(build_cpus, "CPU"), time.monotonic() - started,
+                                         ": " + record["note"] if record["note"] else ""), flush=True)
     if not record["note"]:
         try:
             record["exit_status"] = grade_class.grade_student(student, None, options, seed, out_dir)

@@ -1,6 +1,7 @@
 """Talking to Slurm: what the workbook's graders ask of sbatch, squeue, sacct, scancel and srun.
 
-    options(partition, account, time, gres)  the settings every job gets, as command-line options
+    options(partition, account, time, gres, cpus)  the settings every job gets, as options
+    check_placement(settings)                whether a task so placed could run (sbatch --test-only)
     submit_array(...)                        one job array through sbatch: its job id
     task_states(job, count)                  each array task's state, from squeue, then sacct
     cancel(job)                              scancel, and wait until none of its tasks is left
@@ -22,6 +23,10 @@ WAITING = {"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"
 NO_GRES = ("", "none")   # --gres "" or none: ask for no generic resource (a cluster without GPUs)
 
 
+PLACEMENT_HINT = ("Hint: where no node has what each task asks for, lower SLURM_CPUS, or change "
+                  "SLURM_GRES, SLURM_TIME or SLURM_PARTITION")
+
+
 class SlurmError(Exception):
     pass
 
@@ -35,8 +40,12 @@ def require(command):
     return path
 
 
-def options(partition=None, account=None, time_limit=None, gres="gpu:1"):
-    """The options that place a job: partition, account, time limit and generic resources."""
+def options(partition=None, account=None, time_limit=None, gres="gpu:1", cpus=None):
+    """The options that place a job: partition, account, time limit, generic resources and CPUs.
+
+    CPUs matter because each task builds its student's checkers: a cluster that binds a task to
+    the CPUs it asked for (task/affinity, task/cgroup) gives it one by default, and nvcc on one
+    core takes minutes where 8 take under one."""
     opts = []
     if partition:
         opts.append("--partition=" + partition)
@@ -46,6 +55,8 @@ def options(partition=None, account=None, time_limit=None, gres="gpu:1"):
         opts.append("--time=" + str(time_limit))
     if gres is not None and gres.strip().lower() not in NO_GRES:
         opts.append("--gres=" + gres.strip())
+    if cpus:
+        opts.append("--cpus-per-task=%d" % int(cpus))
     return opts
 
 
@@ -68,12 +79,25 @@ def submit_array(count, settings, name, log_pattern, command, workdir, concurren
            "--wrap", " ".join(shell_quote(word) for word in command)]
     status, out, err = run(cmd)
     if status != 0:
-        raise SlurmError("sbatch rejected the job (exit status %d):\n%s\nThe command was: %s"
-                         % (status, err or out.strip(), " ".join(cmd[:-2])))
+        raise SlurmError("sbatch rejected the job (exit status %d):\n%s\nThe command was: %s\n%s"
+                         % (status, err or out.strip(), " ".join(cmd[:-2]), PLACEMENT_HINT))
     job = out.strip().split(";")[0]          # --parsable: "id" or "id;cluster"
     if not job.isdigit():
         raise SlurmError("sbatch answered %r, not a job id" % out.strip())
     return job
+
+
+def check_placement(settings):
+    """Asks sbatch whether a task with these settings could run at all, before anything is
+    submitted or any earlier result replaced (--test-only submits nothing). Raises SlurmError
+    with sbatch's own answer when it could not."""
+    require("sbatch")
+    cmd = ["sbatch", "--test-only", "--ntasks=1", *settings, "--wrap", "true"]
+    status, out, err = run(cmd)
+    if status != 0:
+        raise SlurmError("no task placed with %s could run here: sbatch --test-only says (exit status "
+                         "%d):\n%s\n%s" % (" ".join(settings) or "the cluster's defaults", status,
+                                            err or out.strip(), PLACEMENT_HINT))
 
 
 def shell_quote(word):
