@@ -623,6 +623,17 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
+def submission_options(trusted_build_dir, submission):
+    """CMake's options for a submission's build folder: the student's labs, grading only, the
+    trusted build's GPU architectures, and its libraries, checker objects and references
+    (WORKBOOK_PREBUILT), so that only the student's own files are compiled."""
+    if not os.path.exists(os.path.join(trusted_build_dir, "prebuilt.cmake")):
+        configure(trusted_build_dir, ["-DCMAKE_BUILD_TYPE=Release"])   # configured by an older workbook
+    return ["-DCMAKE_BUILD_TYPE=Release", "-DWORKBOOK_LABS_DIR=" + submission, "-DWORKBOOK_GRADE_ONLY=ON",
+            "-DCMAKE_CUDA_ARCHITECTURES=" + cmake_cache_value(trusted_build_dir, "CMAKE_CUDA_ARCHITECTURES"),
+            "-DWORKBOOK_PREBUILT=" + trusted_build_dir]
+
+
 def grade(args):
     """Grades the selected labs and returns (labs, device, seed, exit status)."""
     started = time.monotonic()
@@ -636,11 +647,11 @@ def grade(args):
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(submission.rstrip("/")))
         build_dir = os.path.join(trusted_build_dir, "submissions", name)
         # Configure on first use, and again whenever the folder was last built from another path.
+        # It compiles the student's files only and links the rest from this build (prebuilt.cmake).
         if (not os.path.exists(os.path.join(build_dir, "CMakeCache.txt"))
-                or cmake_cache_value(build_dir, "WORKBOOK_LABS_DIR") != submission):
-            archs = cmake_cache_value(trusted_build_dir, "CMAKE_CUDA_ARCHITECTURES")
-            configure(build_dir, ["-DWORKBOOK_LABS_DIR=" + submission, "-DWORKBOOK_GRADE_ONLY=ON",
-                                  "-DCMAKE_CUDA_ARCHITECTURES=" + archs])
+                or cmake_cache_value(build_dir, "WORKBOOK_LABS_DIR") != submission
+                or cmake_cache_value(build_dir, "WORKBOOK_PREBUILT") != trusted_build_dir):
+            configure(build_dir, submission_options(trusted_build_dir, submission))
 
     with open(os.path.join(build_dir, "workbook.json")) as f:
         manifest = json.load(f)

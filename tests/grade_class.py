@@ -223,12 +223,9 @@ def prebuild(student, build_dir, labs, out_dir, jobs):
     student's path (a folder left by another submission of the same name is re-pointed), and
     builds each lab's checker. Returns "" or why the submission cannot be graded at all."""
     sub_dir = os.path.join(build_dir, "submissions", student.key)
-    archs = grade.cmake_cache_value(build_dir, "CMAKE_CUDA_ARCHITECTURES")
     with open(os.path.join(out_dir, student.key, "build.log"), "w") as log:
         status = run_logged(["cmake", "-S", grade.SOURCE_DIR, "-B", sub_dir,
-                             "-DCMAKE_BUILD_TYPE=Release", "-DWORKBOOK_LABS_DIR=" + student.path,
-                             "-DWORKBOOK_GRADE_ONLY=ON", "-DCMAKE_CUDA_ARCHITECTURES=" + archs],
-                            log, nice=True)
+                             *grade.submission_options(build_dir, student.path)], log, nice=True)
         if status != 0:
             with open(log.name, errors="replace") as f:
                 missing = re.findall(r"Cannot find source file:\s+(\S+)", f.read())
