@@ -115,7 +115,10 @@ def run_quiet(cmd, **kw):
 
 
 def configure(build_dir, extra_args=()):
-    if os.path.exists(os.path.join(build_dir, "CMakeCache.txt")) and not extra_args:
+    # The workbook's build folder writes prebuilt.cmake, which submissions' builds link from;
+    # one that an older workbook configured lacks it, and is configured again.
+    if (os.path.exists(os.path.join(build_dir, "CMakeCache.txt")) and not extra_args
+            and os.path.exists(os.path.join(build_dir, "prebuilt.cmake"))):
         return
     r = run_quiet(["cmake", "-S", SOURCE_DIR, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
                    *extra_args])
@@ -627,8 +630,6 @@ def submission_options(trusted_build_dir, submission):
     """CMake's options for a submission's build folder: the student's labs, grading only, the
     trusted build's GPU architectures, and its libraries, checker objects and references
     (WORKBOOK_PREBUILT), so that only the student's own files are compiled."""
-    if not os.path.exists(os.path.join(trusted_build_dir, "prebuilt.cmake")):
-        configure(trusted_build_dir, ["-DCMAKE_BUILD_TYPE=Release"])   # configured by an older workbook
     return ["-DCMAKE_BUILD_TYPE=Release", "-DWORKBOOK_LABS_DIR=" + submission, "-DWORKBOOK_GRADE_ONLY=ON",
             "-DCMAKE_CUDA_ARCHITECTURES=" + cmake_cache_value(trusted_build_dir, "CMAKE_CUDA_ARCHITECTURES"),
             "-DWORKBOOK_PREBUILT=" + trusted_build_dir]

@@ -637,13 +637,18 @@ def finish_task(student, state, job, index, args, out_dir, tests_by_name):
     student.note = "Slurm %s: task %s_%d %s; log: %s" % (state, job, index, why, log)
 
 
+def slurm_settings(args):
+    """The sbatch options every task of this run gets (partition, account, time, gres, CPUs)."""
+    return slurm.options(args.partition, args.account, args.time, args.gres, args.cpus)
+
+
 def submit(todo, args, seed, out_dir, record):
     """The tasks file, then one array through sbatch: its job id, kept in class.json."""
     tasks = os.path.join(out_dir, "slurm", "tasks-%d.json" % (len(record["jobs"]) + 1))
     write_json(tasks, {"out": out_dir, "build_dir": args.build_dir, "seed": seed, "lab": args.lab,
                        "labs": record["labs"],
                        "students": [{"name": s.name, "path": s.path} for s in todo]})
-    settings = slurm.options(args.partition, args.account, args.time, args.gres, args.cpus)
+    settings = slurm_settings(args)
     job = slurm.submit_array(len(todo), settings, "grade-class",
                              os.path.join(out_dir, "slurm", "%A_%a.log"),
                              [sys.executable, TASK_PY, tasks], grade.SOURCE_DIR, args.concurrency)
@@ -801,8 +806,7 @@ def check_arguments(args):
             for command in ("sbatch", "squeue", "scancel"):
                 slurm.require(command)
             # Before anything is replaced (REGRADE=1 clears the earlier results).
-            slurm.check_placement(slurm.options(args.partition, args.account, args.time, args.gres,
-                                                args.cpus))
+            slurm.check_placement(slurm_settings(args))
         except slurm.SlurmError as e:
             sys.exit(str(e))
 
@@ -881,8 +885,8 @@ def main(argv=None):
     else:
         gpus = find_gpus(args.gpus)
         workers = max(1, len(gpus))
-        # Two builds per grader: on an H100 a full-marks student grades in about 35 s and builds
-        # in about 70 s on 16 cores, so one build at a time would leave the GPU idle half the time.
+        # Two builds per grader, so that the next student is built while one is graded (about
+        # 35 s for a full-marks student on an H100) even when a build takes longer than that.
         build_jobs = args.build_jobs or max(1, min(2 * workers, (os.cpu_count() or 2) // 4))
         seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
         clear_out(out_dir)
@@ -894,7 +898,7 @@ def main(argv=None):
     say("seed %d (replay with: %s)" % (seed, replay_command(args, seed)))
     if args.runner == "slurm":
         say("Slurm: a job array, one task per student, each with %s" % (
-            " ".join(slurm.options(args.partition, args.account, args.time, args.gres, args.cpus))))
+            " ".join(slurm_settings(args))))
     elif gpus:
         say("%s (%s): one student per GPU at a time" % (
             plural(len(gpus), "GPU"), ", ".join(g.label for g in gpus)))
