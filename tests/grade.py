@@ -132,6 +132,37 @@ def build(build_dir, target):
     return r.returncode == 0, r.stdout
 
 
+def build_checkers_command(build_dir, labs, suffix="", jobs=None):
+    """The command that builds these labs' checkers (check_<lab><suffix>) in one build, side by
+    side on `jobs` CPUs (default: those this process may use), going on past a lab that does not
+    compile. The Makefile generator builds the targets named on one command line one after
+    another, so every lab's checkers are built through the one target that depends on them all,
+    check_all or check_all_solution."""
+    with open(os.path.join(build_dir, "workbook.json")) as f:
+        every_lab = sorted(entry["id"] for entry in json.load(f)["labs"])
+    if suffix in ("", "_solution") and sorted(lab.id for lab in labs) == every_lab:
+        targets = ["check_all" + suffix]
+    else:
+        targets = ["check_%s%s" % (lab.id, suffix) for lab in labs]
+    jobs = jobs or len(os.sched_getaffinity(0))
+    keep_going = ["-k", "0"] if "Ninja" in cmake_cache_value(build_dir, "CMAKE_GENERATOR") else ["-k"]
+    return ["cmake", "--build", build_dir, "--parallel", str(jobs), "--target", *targets, "--", *keep_going]
+
+
+def build_up_front(build_dir, trusted_build_dir, labs, suffix):
+    """Builds the reference checkers and then the graded ones, each set in one parallel build.
+    Returns whether everything built: if not, grade_lab builds each lab again, and a lab that
+    does not compile gets its own errors."""
+    started = time.monotonic()
+    print("building the checkers...", end=" ", flush=True)
+    ok = run_quiet(build_checkers_command(trusted_build_dir, labs, "_solution")).returncode == 0
+    if (build_dir, suffix) != (trusted_build_dir, "_solution"):
+        ok = run_quiet(build_checkers_command(build_dir, labs, suffix)).returncode == 0 and ok
+    print("%s (%.0f s)" % ("done" if ok else "not all of them build: each lab is built again below",
+                           time.monotonic() - started), flush=True)
+    return ok
+
+
 def compiler_errors(output, limit=40):
     """The part of a build log a student needs: the error lines and what follows each."""
     lines = output.splitlines()
@@ -546,11 +577,14 @@ def test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
                          + allowance(test))
 
 
-def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, device, args, log_dir):
+def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, device, args, log_dir,
+              built=False):
+    """Builds (unless `built` up front, or --no-build) and runs one lab's checker."""
     print("\nLab %s: %s" % (lab.number, lab.title))
     lab.log_path = os.path.join(log_dir, "%s.log" % lab.id)
+    build_each = not args.no_build and not built
     with open(lab.log_path, "w") as log:
-        if not args.no_build:
+        if build_each:
             ok, output = build(trusted_build_dir, "check_%s_solution" % lab.id)
             if not ok:
                 sys.exit("the reference checker of lab %s does not build:\n%s"
@@ -565,7 +599,7 @@ def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, dev
                 t.output = lab.problem
             print("  " + lab.problem)
             return
-        if not args.no_build:
+        if build_each:
             ok, output = build(build_dir, target)
             log.write(output)
             if not ok:
@@ -684,10 +718,11 @@ def grade(args):
     out_dir = os.path.abspath(args.out or os.path.join(build_dir, "grade"))
     os.makedirs(out_dir, exist_ok=True)
     filters = ["--test-case=" + args.test] if args.test else []
+    suffix = "_solution" if args.solutions else "__" + args.variant if args.variant else ""
+    built = not args.no_build and build_up_front(build_dir, trusted_build_dir, labs, suffix)
     for lab in labs:
-        suffix = "_solution" if args.solutions else "__" + args.variant if args.variant else ""
         grade_lab(lab, build_dir, trusted_build_dir, "check_%s%s" % (lab.id, suffix), filters,
-                  env_extra, device, args, out_dir)
+                  env_extra, device, args, out_dir, built)
 
     print("")
     for lab in labs:

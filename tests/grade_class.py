@@ -212,10 +212,11 @@ def descendants(pid):
 
 def build_reference(build_dir, labs):
     """device_query and every selected lab's reference checker: what all graders share."""
-    targets = ["device_query"] + ["check_%s_solution" % lab.id for lab in labs]
-    r = grade.run_quiet(["cmake", "--build", build_dir, "--parallel", "--target", *targets])
-    if r.returncode != 0:
-        sys.exit("the reference checkers do not build:\n" + grade.compiler_errors(r.stdout))
+    for cmd in (["cmake", "--build", build_dir, "--parallel", "--target", "device_query"],
+                grade.build_checkers_command(build_dir, labs, "_solution")):
+        r = grade.run_quiet(cmd)
+        if r.returncode != 0:
+            sys.exit("the reference checkers do not build:\n" + grade.compiler_errors(r.stdout))
 
 
 def prebuild(student, build_dir, labs, out_dir, jobs):
@@ -234,9 +235,7 @@ def prebuild(student, build_dir, labs, out_dir, jobs):
         # Every lab's checker in one build, spread over the CPUs (each is one student file and a
         # link), going on past a lab that does not compile: grade.py builds each lab again and
         # reports a failing one's errors as that lab's.
-        keep_going = ["-k", "0"] if "Ninja" in (grade.cmake_cache_value(sub_dir, "CMAKE_GENERATOR") or "") else ["-k"]
-        run_logged(["cmake", "--build", sub_dir, "--parallel", str(jobs), "--target",
-                    *["check_" + lab.id for lab in labs], "--", *keep_going], log, nice=True)
+        run_logged(grade.build_checkers_command(sub_dir, labs, "", jobs), log, nice=True)
     return ""
 
 
