@@ -134,6 +134,32 @@ class ClassOfTwo(unittest.TestCase):
         self.assertRegex(self.output, r"Graded 2 students in (\d+ min )?\d+ s")
 
 
+class BuildingTheCheckers(unittest.TestCase):
+    """Every lab's checker is built in one build through check_all: CMake's Makefiles build the
+    targets named on one command line one after another (50 s per student on the H100 machine)."""
+
+    def targets(self, labs, suffix=""):
+        cmd = grade_class.grade.build_checkers_command(BUILD_DIR, labs, suffix, 3)
+        self.assertEqual(cmd[cmd.index("--parallel") + 1], "3")
+        self.assertIn(cmd[-1], ("-k", "0"), "it goes on past a lab that does not compile")
+        return cmd[cmd.index("--target") + 1:cmd.index("--")]
+
+    def test_every_lab_is_one_target_that_depends_on_each_checker(self):
+        with open(os.path.join(BUILD_DIR, "workbook.json")) as f:
+            labs = [grade_class.grade.Lab(e["id"], e["source"]) for e in json.load(f)["labs"]]
+        self.assertEqual(self.targets(labs), ["check_all"])
+        self.assertEqual(self.targets(list(reversed(labs)), "_solution"), ["check_all_solution"])
+        self.assertEqual(self.targets(labs[:2]), ["check_" + lab.id for lab in labs[:2]])
+        self.assertEqual(self.targets(labs[:1], "__some_variant"), ["check_%s__some_variant" % labs[0].id])
+        # check_all names each lab's checker (CMake writes a target's dependencies beside it).
+        r = subprocess.run(["cmake", "--build", BUILD_DIR, "--target", "check_all", "--", "-n"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if "Ninja" not in grade_class.grade.cmake_cache_value(BUILD_DIR, "CMAKE_GENERATOR"):
+            self.assertEqual(r.returncode, 0, r.stdout)
+            for lab in labs:
+                self.assertIn("check_%s.dir" % lab.id, r.stdout, lab.id)
+
+
 def alive(pid):
     """True while pid runs (a zombie waiting to be reaped is not running)."""
     try:
