@@ -37,7 +37,11 @@ public:
     /// \param count the number of elements
     explicit DeviceBuffer(std::size_t count) : count_(count)
     {
-        if (count_ > 0) CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), bytes()));
+        // Whole 2 MiB pages: the driver packs smaller allocations into one page, and a page can
+        // be shared with the runner, the process that holds the student's code, by one CUDA IPC
+        // handle only (grading/remote.hpp); a buffer of its own can be shared on its own.
+        constexpr std::size_t page = std::size_t(2) << 20;
+        if (count_ > 0) CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), (bytes() + page - 1) / page * page));
     }
 
     /// \brief Allocates a buffer and copies host data into it.

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -21,6 +22,7 @@ namespace workbook {
 namespace {
 
 int g_timed_calls = 0;  // time_call()s so far in the running test
+std::function<void()> g_before_profiled_call;  // set_before_profiled_call
 
 // Counts the 32-bit words in which two device arrays differ: a timed run's output against the
 // verified one, without copying either to the host.
@@ -34,6 +36,37 @@ __global__ void count_differences_kernel(const unsigned* a, const unsigned* b, s
     for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
     if (threadIdx.x % 32 == 0 && local > 0) atomicAdd(count, local);
 }
+
+// Fresh inputs for a timed run: uniform in [-1, 1), as random_floats makes them, from a hash of
+// the run's seed and the index (splitmix64), so that any run's values are new.
+__global__ void fill_uniform_kernel(float* values, std::size_t n, std::uint64_t seed)
+{
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        values[i] = -1.0f + 2.0f * static_cast<float>(z >> 40) * 0x1p-24f;
+    }
+}
+
+// Counts the elements of `got` outside the bound around `expected` (NaN counts): a timed run's
+// output against the reference solution's on the same input.
+__global__ void count_outside_kernel(const float* got, const float* expected, std::size_t n, double abs,
+                                     double rel, unsigned long long* count)
+{
+    unsigned long long local = 0;
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const double e = expected[i];
+        local += !(fabs(static_cast<double>(got[i]) - e) <= abs + rel * fabs(e));
+    }
+    for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
+    if (threadIdx.x % 32 == 0 && local > 0) atomicAdd(count, local);
+}
+
+int grid_for(std::size_t n) { return static_cast<int>(std::min<std::size_t>((n + 255) / 256, 4096)); }
 
 std::size_t count_differences(const float* a, const float* b, std::size_t n, DeviceBuffer<unsigned long long>& count)
 {
@@ -101,6 +134,8 @@ std::string plural(std::size_t n, const char* word) { return std::to_string(n) +
 // What a run's recording says is wrong with how the work was done, or "".
 std::string check_record(const Call& call, const LaunchRecord& record, const JudgeOptions& options)
 {
+    if (!record.unavailable.empty())
+        return "what it launched could not be recorded: " + record.unavailable;
     if (record.kernels.empty())
         return "launched no kernel on the GPU.\nHint: the work must be done by a __global__ kernel "
                "that " + call.function + " launches; host code, copies and cudaMemset do not count.";
@@ -117,11 +152,18 @@ std::string check_record(const Call& call, const LaunchRecord& record, const Jud
                           "Thrust or another library instead earns no points.";
         }
     }
+    if (!record.still_running.empty())
+        return "your kernel " + kernel_display_name(record.still_running.front()) + " was still running when " +
+               call.function + " returned: it ran on a stream that the default stream does not wait for "
+               "(one created with cudaStreamNonBlocking, say), so whoever calls " + call.function +
+               " next may read " + call.output + " before it is written.\nHint: wait for that stream "
+               "(cudaStreamSynchronize) before returning, or launch on the default stream.";
     if (record.device_to_host_bytes < call.copies_back_bytes)
-        return "copied " + std::to_string(record.device_to_host_bytes) + " bytes from the device to the "
-               "host; the result alone is " + std::to_string(call.copies_back_bytes) + " bytes.\nHint: the "
-               "result must come from the GPU: copy it back with cudaMemcpy(..., "
-               "cudaMemcpyDeviceToHost) after the kernel, rather than computing it on the CPU.";
+        return "moved " + std::to_string(record.device_to_host_bytes) + " bytes from the device to the host "
+               "(copies and managed-memory migrations counted), and " + call.output + " alone is " +
+               std::to_string(call.copies_back_bytes) + " bytes: " + call.output + " did not come back from "
+               "the GPU.\nHint: after the kernel, copy the result back with cudaMemcpy(..., "
+               "cudaMemcpyDeviceToHost), or read it from managed memory after cudaDeviceSynchronize().";
     return "";
 }
 
@@ -186,6 +228,72 @@ struct TimedRunFailed {
     std::string message;
 };
 
+//! [fresh inputs]
+// A call's inputs, refilled with fresh values before each timed run and put back at the end,
+// so that later tests find the case's data as it was.
+class FreshInputs {
+public:
+    explicit FreshInputs(const std::vector<Input>& inputs) : inputs_(inputs)
+    {
+        std::random_device entropy;  // not the run's seed: nothing the student's process can know
+        base_seed_ = (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
+        for (const Input& input : inputs_) {
+            saved_.emplace_back(input.count);
+            if (input.count > 0)
+                CUDA_CHECK(cudaMemcpy(saved_.back().data(), input.data, input.count * sizeof(float),
+                                      cudaMemcpyDeviceToDevice));
+        }
+    }
+    ~FreshInputs()
+    {
+        for (std::size_t i = 0; i < inputs_.size(); ++i)
+            if (inputs_[i].count > 0)
+                cudaMemcpy(mutable_data(inputs_[i]), saved_[i].data(), saved_[i].bytes(), cudaMemcpyDeviceToDevice);
+        cudaDeviceSynchronize();
+    }
+    FreshInputs(const FreshInputs&) = delete;
+    FreshInputs& operator=(const FreshInputs&) = delete;
+    bool any() const { return !inputs_.empty(); }
+    // The inputs of timed run `run` (the same run number gives the same values, for the reference).
+    void refill(int run)
+    {
+        for (std::size_t i = 0; i < inputs_.size(); ++i) {
+            if (inputs_[i].count == 0) continue;
+            fill_uniform_kernel<<<grid_for(inputs_[i].count), 256>>>(
+                mutable_data(inputs_[i]), inputs_[i].count, base_seed_ + 0x100000ull * static_cast<std::uint64_t>(run) + i);
+            CUDA_CHECK(cudaGetLastError());
+        }
+    }
+
+private:
+    // The judge owns the case's arrays and puts their contents back: writing them is its right.
+    static float* mutable_data(const Input& input) { return const_cast<float*>(input.data); }
+    std::vector<Input> inputs_;
+    std::vector<DeviceBuffer<float>> saved_;
+    std::uint64_t base_seed_ = 0;
+};
+//! [fresh inputs]
+
+// Whether a timed run's output matches the reference solution's on the same input, within twice
+// the call's tolerance (each is within the tolerance of the exact result); a report if not.
+std::string against_reference_output(const Call& call, const float* got, const float* expected,
+                                     DeviceBuffer<unsigned long long>& count)
+{
+    const std::size_t n = call.shape.count();
+    count.fill_bytes(0);
+    const Tolerance twice{2 * call.tolerance.abs, 2 * call.tolerance.rel,
+                          "twice the tolerance (" + call.tolerance.why + "): your output and the reference "
+                          "solution's are each within it of the exact result"};
+    count_outside_kernel<<<grid_for(n), 256>>>(got, expected, n, twice.abs, twice.rel, count.data());
+    CUDA_CHECK_LAUNCH("the judge's comparison with the reference's output");
+    if (count.download()[0] == 0) return "";
+    std::vector<float> mine(n), theirs(n);
+    CUDA_CHECK(cudaMemcpy(mine.data(), got, n * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(theirs.data(), expected, n * sizeof(float), cudaMemcpyDeviceToHost));
+    return compare(call.output, mine, std::vector<double>(theirs.begin(), theirs.end()), call.shape, twice)
+        .report();
+}
+
 }  // namespace
 
 Verdict judge_call(const Call& call, const JudgeOptions& options)
@@ -215,6 +323,8 @@ double physical_limit(Ceiling ceiling)
 
 void judge_test_started() { g_timed_calls = 0; }
 
+void set_before_profiled_call(std::function<void()> before) { g_before_profiled_call = std::move(before); }
+
 SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>& reference, const Work& work)
 {
     SpeedVerdict verdict;
@@ -228,8 +338,12 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
             out.poison();
             if (yours.setup) yours.setup();
             nvtxRangePushA("workbook-profile");
-            if (std::strcmp(who, "reference") == 0) reference(out.data());
-            else yours.run(out.data());
+            if (std::strcmp(who, "reference") == 0) {
+                reference(out.data());
+            } else {
+                if (g_before_profiled_call) g_before_profiled_call();
+                yours.run(out.data());
+            }
             CUDA_CHECK_LAUNCH("the profiled launch");
             nvtxRangePop();
         }
@@ -244,12 +358,15 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
                           ". Make the correctness tests pass first.\n" + correct.message;
         return verdict;
     }
-    // judge_into kept the last judged run's output, verified: every timed run must reproduce it.
     const std::size_t count = yours.shape.count();
+    FreshInputs fresh(yours.inputs);
+    Output theirs_out(yours);  // the reference's output for the same input
+    DeviceBuffer<unsigned long long> outside(1);
 
     int run = 0;
     TimingOptions checked;
     checked.before_each = [&] {
+        if (fresh.any()) fresh.refill(run);
         out.poison();
         begin_recording();
     };
@@ -261,6 +378,19 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
         if (!wrong_launch.empty()) throw TimedRunFailed{where + ": " + wrong_launch};
         const GuardReport guards = out.guards();
         if (!guards.intact()) throw TimedRunFailed{where + ": " + guards.describe(yours.output, count)};
+        if (fresh.any()) {
+            // The reference solution, on this run's input: what the output must be.
+            theirs_out.poison();
+            reference(theirs_out.data());
+            CUDA_CHECK_LAUNCH("the reference solution");
+            const std::string wrong = against_reference_output(yours, out.data(), theirs_out.data(), outside);
+            if (!wrong.empty())
+                throw TimedRunFailed{where + ": the output is wrong for this run's input, fresh random values "
+                                     "that no earlier run had, although the runs before timing were right. "
+                                     "Every timed run must compute its output from its input.\n" + wrong};
+            return;
+        }
+        // Without declared inputs: judge_into kept the last judged run's output, verified.
         if (!out.differs_from_kept()) return;
         // Not bit for bit the verified output: still right if within the tolerance (atomics
         // may add in another order every time).
@@ -277,9 +407,13 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
         verdict.message = "the timed runs were checked too, and " + failed.message;
         return verdict;
     }
-    TimingOptions fair;  // the reference's runs start from the same poisoned output
-    fair.before_each = [&] { out.poison(); };
-    const Timing theirs = time_gpu([&] { reference(out.data()); }, fair);
+    int reference_run = 0;
+    TimingOptions fair;  // the reference's runs see the same inputs, on the same poisoned output
+    fair.before_each = [&] {
+        if (fresh.any()) fresh.refill(reference_run++);
+        theirs_out.poison();
+    };
+    const Timing theirs = time_gpu([&] { reference(theirs_out.data()); }, fair);
     //! [timed runs]
 
     //! [versus]

@@ -38,6 +38,13 @@ struct Failure {
     std::vector<float> got;  ///< the output as read back
 };
 
+/// \brief A device array a call reads: the judge fills it with fresh random values before each
+/// timed run (and puts its contents back afterwards), so that no run sees an input seen before.
+struct Input {
+    const float* data = nullptr;  ///< the array, in device memory
+    std::size_t count = 0;        ///< its number of floats
+};
+
 /// \brief One graded call of a student's function: everything the judge needs to know.
 ///
 /// \snippet tests/check_01_vector_add.cpp call
@@ -59,6 +66,9 @@ struct Call {
     std::function<std::string(const Failure&)> diagnose;
     /// The lab's words for an output that changes between identical runs.
     std::string race_hint;
+    /// The device arrays the call reads (uniform in [-1, 1), as random_floats makes them): the
+    /// performance test gives every timed run fresh values in them (time_call).
+    std::vector<Input> inputs;
     bool host_output = false;             ///< `out` is host memory: a round trip from the host
     std::size_t copies_back_bytes = 0;    ///< at least this many bytes must be copied device to host
 };
@@ -155,10 +165,13 @@ struct SpeedVerdict {
 
 /// \brief Times a correct call beside the reference, verifying every timed run.
 ///
-/// The call is judged first ("not timed" if wrong). Then each timed run starts on a poisoned
-/// output and ends with the output compared with the verified one and its kernels checked, so
-/// a launch that skips the work once the correctness runs are over fails. A rate beyond
-/// physical_limit() fails too. Under a profiler (the environment variable WORKBOOK_PROFILE is
+/// The call is judged first ("not timed" if wrong). Then every timed run, warm-ups included,
+/// gets input it has never seen: the call's inputs are filled with fresh random values (from a
+/// seed drawn for that run, outside the timed interval), the output is poisoned, and after the
+/// run its kernels are checked and its output compared with the reference solution's output
+/// for that same input. So a launch that skips the work, or answers from a memo of earlier
+/// outputs, fails, naming the run. The reference is timed on the same sequence of inputs, and
+/// the inputs are put back afterwards. A rate beyond physical_limit() fails too. Under a profiler (the environment variable WORKBOOK_PROFILE is
 /// "yours" or "reference"), only the chosen launch runs once, inside the NVTX range
 /// "workbook-profile", and nothing is timed.
 /// \param yours the student's call
@@ -166,6 +179,11 @@ struct SpeedVerdict {
 /// \param work what one call does
 /// \snippet tests/check_01_vector_add.cpp speed
 SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>& reference, const Work& work);
+
+/// \brief Installs what runs just before the student's call that a profiler run launches: a
+/// checker has the runner, the process that holds the student's code, open the NVTX range there.
+/// \param before what to run (nothing by default)
+void set_before_profiled_call(std::function<void()> before);
 
 /// \brief Forgets which timed call of a test comes next (called when a test starts); a profiler
 /// run picks its call by this count (WORKBOOK_PROFILE_CALL).

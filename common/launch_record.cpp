@@ -36,10 +36,10 @@ namespace workbook {
 namespace {
 
 struct Seen {
-    std::uint64_t start = 0;
+    std::uint64_t start = 0, end = 0;
     bool kernel = false;
-    std::string name;             // kernels
-    std::size_t bytes_to_host = 0;  // copies
+    std::string name;               // kernels
+    std::size_t bytes_to_host = 0;  // copies, and managed memory migrated to the host
 };
 
 std::mutex g_mutex;
@@ -80,11 +80,16 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
         if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
             const auto* kernel = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-            g_seen.push_back({kernel->start, true, kernel->name ? kernel->name : "(unnamed kernel)", 0});
+            g_seen.push_back({kernel->start, kernel->end, true, kernel->name ? kernel->name : "(unnamed kernel)", 0});
         } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
             const auto* copy = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
             const bool to_host = copy->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
-            g_seen.push_back({copy->start, false, "", to_host ? static_cast<std::size_t>(copy->bytes) : 0});
+            g_seen.push_back({copy->start, copy->end, false, "", to_host ? static_cast<std::size_t>(copy->bytes) : 0});
+        } else if (record->kind == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) {
+            // Managed memory that the host touched after a kernel wrote it: the driver migrates it.
+            const auto* migration = reinterpret_cast<const CUpti_ActivityUnifiedMemoryCounter3*>(record);
+            if (migration->counterKind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH)
+                g_seen.push_back({migration->start, migration->end, false, "", static_cast<std::size_t>(migration->value)});
         }
     }
     g_free_buffers.push_back(buffer);
@@ -106,6 +111,26 @@ void flush()
     cupti(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
 }
 
+// Managed-memory migrations to the host, so that a round trip through cudaMallocManaged shows
+// its result coming back. Best effort: where the driver cannot count them, copies still count.
+void count_managed_migrations()
+{
+    CUpti_ActivityUnifiedMemoryCounterConfig config{};
+    config.scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE;
+    config.kind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH;
+    config.deviceId = 0;
+    config.enable = 1;
+    if (cuptiActivityConfigureUnifiedMemoryCounter(&config, 1) == CUPTI_SUCCESS)
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+}
+
+// The recorder the judge uses: CUPTI in this process unless set_recorder installed another.
+Recorder& current_recorder()
+{
+    static Recorder recorder{cupti_begin_recording, [] { return cupti_end_recording(); }};
+    return recorder;
+}
+
 bool mentions(const std::string& text, const char* word)
 {
     std::string lower(text);
@@ -115,12 +140,19 @@ bool mentions(const std::string& text, const char* word)
 
 }  // namespace
 
-void begin_recording()
+void begin_recording() { current_recorder().begin(); }
+
+LaunchRecord end_recording() { return current_recorder().end(); }
+
+void set_recorder(Recorder recorder) { current_recorder() = std::move(recorder); }
+
+void cupti_begin_recording()
 {
     if (!g_started) {
         cupti(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
         cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(kernels)");
         cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(copies)");
+        count_managed_migrations();
         std::lock_guard<std::mutex> lock(g_mutex);
         for (int i = 0; i < 8; ++i) g_free_buffers.push_back(new_buffer());
         g_started = true;
@@ -130,20 +162,27 @@ void begin_recording()
     cupti(cuptiGetTimestamp(&g_begin), "cuptiGetTimestamp");
 }
 
-LaunchRecord end_recording()
+LaunchRecord cupti_end_recording(const std::string& drained_marker)
 {
     flush();
     std::uint64_t end = 0;
     cupti(cuptiGetTimestamp(&end), "cuptiGetTimestamp");
     std::lock_guard<std::mutex> lock(g_mutex);
     LaunchRecord record;
+    std::uint64_t drained = 0;  // when the marker kernel started: the default stream had drained
+    for (const Seen& seen : g_seen)
+        if (seen.kernel && !drained_marker.empty() && seen.name == drained_marker) drained = seen.start;
     for (const Seen& seen : g_seen) {
+        if (seen.kernel && !drained_marker.empty() && seen.name == drained_marker) continue;
         // A start of 0 means CUPTI could not stamp the record before the forced flush handed it
         // over. Work launched before the recording finished (and was read back) long before that
         // flush, so such a record is the recording's own last kernel or copy: it counts.
         const bool unstamped = seen.start == 0;
         if (!unstamped && (seen.start < g_begin || seen.start > end)) continue;
         if (seen.kernel) record.kernels.push_back(seen.name);
+        // Ended after the call had returned and the default stream had drained: its stream is
+        // one the default stream does not wait for.
+        if (seen.kernel && drained != 0 && seen.end > drained) record.still_running.push_back(seen.name);
         record.device_to_host_bytes += seen.bytes_to_host;
     }
     g_seen.clear();

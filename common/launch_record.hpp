@@ -16,6 +16,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,17 +27,44 @@ namespace workbook {
 /// \brief What one recording saw.
 struct LaunchRecord {
     std::vector<std::string> kernels;     ///< mangled names of the kernels launched, in order
-    std::size_t device_to_host_bytes = 0; ///< bytes copied from device to host
+    std::size_t device_to_host_bytes = 0; ///< bytes copied, or managed memory migrated, device to host
+    /// Kernels that were still running after the call had returned and the default stream had
+    /// drained: they ran on a stream the default stream does not wait for.
+    std::vector<std::string> still_running;
+    std::string unavailable;  ///< why nothing could be recorded (CUPTI held by another tool), or ""
 };
 
-/// \brief Starts recording (CUPTI is set up on first use). Throws std::runtime_error with the
-/// reason when CUPTI cannot record here, for example under another profiler.
+/// \brief Starts a recording for the judge, through the current Recorder.
 /// \snippet common/judge.cu judge
 void begin_recording();
 
-/// \brief Waits for the GPU, ends the recording begun by begin_recording and returns it.
+/// \brief Ends the judge's recording begun by begin_recording and returns it.
 /// \snippet common/judge.cu judge
 LaunchRecord end_recording();
+
+/// \brief Where the judge's recordings come from. By default CUPTI in this very process (make
+/// bench, whose code is all the workbook's); a checker installs one that asks the runner, the
+/// process that holds the student's code (grading/remote.hpp).
+struct Recorder {
+    std::function<void()> begin;        ///< starts a recording
+    std::function<LaunchRecord()> end;  ///< ends it and returns what it saw
+};
+
+/// \brief Installs the recorder begin_recording and end_recording use.
+/// \param recorder the two functions
+void set_recorder(Recorder recorder);
+
+/// \brief Starts recording with CUPTI in this process (CUPTI is set up on first use). Throws
+/// std::runtime_error with the reason when CUPTI cannot record here, for example under another
+/// profiler.
+void cupti_begin_recording();
+
+/// \brief Waits for the GPU, ends the CUPTI recording and returns it.
+/// \param drained_marker the mangled name of a kernel launched on the default stream after the
+///        recorded call returned, or "": it starts once all the default stream waits for is done,
+///        so a kernel that ended after it started is listed in still_running (and the marker
+///        itself in no list)
+LaunchRecord cupti_end_recording(const std::string& drained_marker = "");
 
 /// \brief The path of this very program (from /proc/self/exe): what the list of the student's
 /// kernels lies beside, and what a tool runs again as `checker --workbook-probe=NAME`.

@@ -54,7 +54,15 @@ void add_background_gpu_work(std::function<void()> wait_until_done);
 /// \snippet tests/check_06_thread_sweep.cpp gpu alone
 void have_gpu_alone();
 
-/// \brief Times a launch with CUDA events.
+/// \brief Installs the clock of runs whose work happens in another process (a checker's calls of
+/// the student's code, which runs in a process of its own: grading/remote.hpp). Called before and
+/// after each timed run, it returns the milliseconds it measured for the calls into that process
+/// since it was last called, or a negative number when there were none; time_gpu then takes that
+/// figure instead of its CUDA events, which cannot see another process's work.
+/// \param milliseconds the clock
+void set_call_clock(std::function<double()> milliseconds);
+
+/// \brief Times a launch with CUDA events (or the clock of set_call_clock).
 /// \param launch enqueues the work to time on the default stream (e.g. a kernel launch)
 /// \param options warm-up, repetitions and L2 flushing
 /// \return the per-run times; launch and execution errors throw CudaError

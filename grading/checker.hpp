@@ -13,6 +13,7 @@
 #pragma once
 
 #include "common/workbook.hpp"
+#include "student_api.hpp"
 #include "tools.hpp"
 
 #include <doctest/doctest.h>
@@ -28,10 +29,6 @@ constexpr int exit_no_device = 77;
 /// Exit status of a checker that stopped because a sticky CUDA error destroyed its context.
 constexpr int exit_context_lost = 75;
 
-/// Declares a function the student's file defines, weakly: when the file lacks it, the checker
-/// still links, the function's address is null, and only the tests that call it fail (through
-/// have_function). Every lab's API header (tests/NN_name.hpp) uses it.
-#define WORKBOOK_STUDENT_FUNCTION __attribute__((weak))
 
 /// \brief Whether a student function exists; if not, fails the current test saying so.
 /// \param address the function's address (null when the student's file does not define it)

@@ -18,6 +18,7 @@
 
 #include "hmac.hpp"
 #include "json.hpp"
+#include "remote.hpp"
 #include "tools.hpp"
 
 #include "common/check.hpp"
@@ -243,6 +244,13 @@ int main(int argc, char** argv)
         unsetenv("WORKBOOK_KEY_FD");
     }
 
+#ifndef WORKBOOK_CHECKER_WITHOUT_GPU
+    // The student's code runs in the runner: the judge's records, profiler runs and timings
+    // go through it (remote.hpp).
+    workbook::remote::record_from_runner();
+    workbook::set_before_profiled_call(workbook::remote::profile_next_call);
+#endif
+
     // `checker --workbook-probe=NAME`: run one probe alone, for ncu or compute-sanitizer.
     for (int i = 1; i < argc; ++i) {
         const char* prefix = "--workbook-probe=";
@@ -261,6 +269,10 @@ int main(int argc, char** argv)
             }
             //! [run probe]
             CUDA_CHECK(cudaDeviceSynchronize());
+            // The runner ran the student's work, under the tool when one wraps it: its status
+            // (a tool's "found errors") is the probe's.
+            const int runner = workbook::remote::student_runner().finish();
+            if (runner > 0) return runner;
         } catch (const std::exception& e) {
             std::fprintf(stderr, "probe %s failed: %s\n", probe.c_str(), e.what());
             return 1;

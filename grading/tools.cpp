@@ -189,7 +189,7 @@ std::string find_tool(const std::string& name)
 }
 
 ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std::vector<std::string>& self_args,
-                       const std::vector<std::string>& environment, int timeout_s)
+                       const std::vector<std::string>& environment, int timeout_s, Target target)
 {
     ToolRun run;
     //! [find tool]
@@ -201,8 +201,15 @@ ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std:
     }
     std::string command = "timeout -k 5 " + std::to_string(timeout_s) + " env";
     for (const std::string& setting : environment) command += " " + quoted(setting);
-    command += " " + quoted(tool);
-    for (std::size_t i = 1; i < tool_and_args.size(); ++i) command += " " + quoted(tool_and_args[i]);
+    if (target == Target::runner) {
+        // The judge starts its runner under the tool, inside the runner's sandbox (remote.hpp).
+        std::string words = tool;
+        for (std::size_t i = 1; i < tool_and_args.size(); ++i) words += "\n" + tool_and_args[i];
+        command += " " + quoted("WORKBOOK_RUNNER_TOOL=" + words);
+    } else {
+        command += " " + quoted(tool);
+        for (std::size_t i = 1; i < tool_and_args.size(); ++i) command += " " + quoted(tool_and_args[i]);
+    }
     command += " " + quoted(this_program());
     for (const std::string& arg : self_args) command += " " + quoted(arg);
     command += " 2>&1";
@@ -224,7 +231,7 @@ ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std:
 ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
                         int timeout_s)
 {
-    return run_self_under(tool_and_args, {"--workbook-probe=" + probe}, {}, timeout_s);
+    return run_self_under(tool_and_args, {"--workbook-probe=" + probe}, {}, timeout_s, Target::runner);
 }
 
 namespace {
@@ -397,7 +404,7 @@ bool profile_side(const std::string& test, int call, const char* who, Profile& l
     const ToolRun run = run_self_under({"ncu", "--csv", "--nvtx", "--nvtx-include", "workbook-profile/", "--metrics", metrics},
                                        {"--test-case=" + filter},
                                        {std::string("WORKBOOK_PROFILE=") + who, "WORKBOOK_PROFILE_CALL=" + std::to_string(call)},
-                                       120);
+                                       120, std::strcmp(who, "yours") == 0 ? Target::runner : Target::judge);
     //! [profile]
     if (!run.ran) {
         why_not = run.why_not;

@@ -53,6 +53,12 @@ struct ToolRun {
     std::string why_not;  ///< when !ran, why not
 };
 
+/// \brief Which of a checker's two processes a tool watches (remote.hpp).
+enum class Target {
+    runner,  ///< the runner, the student's code: the tool is started inside its sandbox
+    judge,   ///< the checker itself (the reference solution runs there)
+};
+
 /// \brief Runs one probe of this very program under a tool.
 /// \param tool_and_args the tool's name (looked up with find_tool) and its arguments
 /// \param probe the probe's name
@@ -66,9 +72,10 @@ ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std
 /// \param self_args the arguments this program gets
 /// \param environment settings "NAME=value" for the run
 /// \param timeout_s seconds before the tool is stopped
+/// \param target which process the tool watches: the runner this program starts, or this program
 /// \snippet grading/tools.cpp profile
 ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std::vector<std::string>& self_args,
-                       const std::vector<std::string>& environment, int timeout_s);
+                       const std::vector<std::string>& environment, int timeout_s, Target target);
 
 /// \brief Why a kernel is slower than the reference, in Nsight Compute's words.
 ///

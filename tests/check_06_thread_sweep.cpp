@@ -68,6 +68,7 @@ Call vector_call(const std::shared_ptr<const VectorCase>& v, int threads)
     call.tolerance = Tolerance{0, 0x1p-23, "one rounding of a + b"};
     call.expected = [v]() -> const Reference& { return v->c; };
     call.run = [v, threads](float* out) { launch_vector_add_blocks(v->device_a.data(), v->device_b.data(), out, v->n, threads); };
+    call.inputs = {{v->device_a.data(), v->device_a.size()}, {v->device_b.data(), v->device_b.size()}};
     call.diagnose = [](const Failure&) { return std::string("blocks = (n + threads_per_block - 1) / threads_per_block."); };
     return call;
 }
@@ -238,8 +239,9 @@ TEST_CASE("the sweep produces every point" * points(2))
     const std::vector<SweepPoint> matmul = sweep_matmul(m.a.data(), m.b.data(), m.c.data(), kPaperSize);
     if (!complete(matmul, {1, 4, 16, 64, 256, 1024}, 2.0 * kPaperSize * kPaperSize * kPaperSize, why))
         FAIL_CHECK("sweep_matmul at 512: " << why);
-    else  // Measured, not trusted: the checker times a sample of the points itself.
-        for (int threads : {1, 16, 256}) {
+    else  // Measured, not trusted: the checker times every point itself, at its own block size.
+        for (const SweepPoint& point : matmul) {
+            const int threads = point.threads_per_block;
             const int tile = static_cast<int>(std::lround(std::sqrt(threads)));
             const double ms = time_gpu([&] {
                 launch_matmul_dynamic_tile(m.a.data(), m.b.data(), m.c.data(), kPaperSize, kPaperSize, kPaperSize, tile);
@@ -253,7 +255,8 @@ TEST_CASE("the sweep produces every point" * points(2))
     if (!complete(vectors, {32, 64, 128, 256, 512, 1024}, 3.0 * n * sizeof(float), why))
         FAIL_CHECK("sweep_vector_add: " << why);
     else
-        for (int threads : {32, 256}) {
+        for (const SweepPoint& point : vectors) {
+            const int threads = point.threads_per_block;
             const double ms = time_gpu([&] {
                 launch_vector_add_blocks(v.a.data(), v.b.data(), v.c.data(), n, threads);
             }).ms.median;

@@ -1,0 +1,442 @@
+// The judge's side of the two processes (remote.hpp): starting the runner in its sandbox,
+// sending calls, reading what came back, and noticing when the runner dies.
+#include "remote.hpp"
+
+#include "sandbox.hpp"
+
+#include "common/buffers.hpp"
+#include "common/check.hpp"
+#include "common/launch_record.hpp"
+#include "common/stats.hpp"
+#include "common/timing.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace workbook::remote {
+
+namespace {
+
+bool g_profile_next = false;
+int g_calls = 0;         // calls of the student's code since the clock was last read
+double g_call_ms = 0.0;  // and their time on the judge's clock
+
+std::map<const void*, const char*>& forwarders()
+{
+    static std::map<const void*, const char*> table;
+    return table;
+}
+
+// The words of WORKBOOK_RUNNER_TOOL (one per line): a tool the student's runner runs under, in
+// its sandbox, for a checker started by run_self_under (tools.hpp).
+std::vector<std::string> runner_tool()
+{
+    std::vector<std::string> words;
+    const char* tool = std::getenv("WORKBOOK_RUNNER_TOOL");
+    if (tool == nullptr) return words;
+    std::istringstream lines(tool);
+    std::string word;
+    while (std::getline(lines, word))
+        if (!word.empty()) words.push_back(word);
+    return words;
+}
+
+// Whether the user nobody can reach and run `path`: every folder above it searchable by others.
+bool others_can_run(const std::string& path)
+{
+    struct stat info;
+    if (stat(path.c_str(), &info) != 0 || (info.st_mode & S_IXOTH) == 0) return false;
+    for (std::string dir = path; dir.size() > 1;) {
+        dir.resize(dir.find_last_of('/') == 0 ? 1 : dir.find_last_of('/'));
+        if (stat(dir.c_str(), &info) != 0 || (info.st_mode & S_IXOTH) == 0) return false;
+    }
+    return true;
+}
+
+// A copy of the runner that the user nobody may run, when the build folder is private.
+std::string runnable_copy(const std::string& program)
+{
+    if (others_can_run(program)) return program;
+    static std::map<std::string, std::string> copies;
+    std::string& copy = copies[program];
+    if (!copy.empty()) return copy;
+    char dir[] = "/tmp/workbook-runner-XXXXXX";
+    if (mkdtemp(dir) == nullptr) return program;
+    chmod(dir, 0755);
+    copy = std::string(dir) + "/" + program.substr(program.find_last_of('/') + 1);
+    std::ifstream in(program, std::ios::binary);
+    std::ofstream out(copy, std::ios::binary);
+    out << in.rdbuf();
+    out.close();
+    chmod(copy.c_str(), 0755);
+    return copy;
+}
+
+std::string describe_status(int status)
+{
+    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status)) {
+        const int signal = WTERMSIG(status);
+        const char* abbreviation = sigabbrev_np(signal);
+        return "crashed: it was killed by signal " + std::to_string(signal) + " (" +
+               (abbreviation ? "SIG" + std::string(abbreviation) + ", " : std::string()) + strsignal(signal) + ")";
+    }
+    return "stopped";
+}
+
+}  // namespace
+
+Runner::Runner(std::string program, std::string who) : program_(std::move(program)), who_(std::move(who)) {}
+
+Runner::~Runner() { stop(); }
+
+void Runner::start()
+{
+    const Sandbox& sandbox = runner_sandbox();
+    static bool told = false;
+    if (!told) {
+        told = true;
+        std::printf("runner sandbox: %s\n", sandbox.description.c_str());
+        for (const std::string& missing : sandbox.missing) std::printf("runner sandbox: not here: %s\n", missing.c_str());
+        std::fflush(stdout);
+    }
+    const bool student = who_ == "your code";
+    std::vector<std::string> argv = sandbox.prefix;
+    const std::vector<std::string> tool = student ? runner_tool() : std::vector<std::string>{};
+    if (!tool.empty() && tool[0].find("ncu") != std::string::npos && sandbox.as_nobody) {
+        // Nsight Compute reads the counters only as root: the profiling run keeps the namespaces.
+        argv.resize(argv.size() - 5);
+    }
+    argv.insert(argv.end(), tool.begin(), tool.end());
+    argv.push_back(sandbox.as_nobody ? runnable_copy(program_) : program_);
+
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+        throw std::runtime_error(std::string("cannot make a socket for the runner: ") + std::strerror(errno));
+    // Nothing of the judge's settings (the seed, the ceilings) reaches the runner.
+    std::vector<std::string> environment;
+    for (char** e = environ; *e != nullptr; ++e)
+        if (std::strncmp(*e, "WORKBOOK_", 9) != 0) environment.push_back(*e);
+    constexpr int kRunnerFd = 3;
+    environment.push_back("WORKBOOK_RUNNER_FD=" + std::to_string(kRunnerFd));
+    std::vector<char*> args, envp;
+    for (std::string& word : argv) args.push_back(word.data());
+    args.push_back(nullptr);
+    for (std::string& setting : environment) envp.push_back(setting.data());
+    envp.push_back(nullptr);
+
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error(std::string("cannot start the runner: ") + std::strerror(errno));
+    if (pid == 0) {
+        // Only async-signal-safe calls between fork and exec.
+        if (sandbox.reaper) setsid();  // its own session, which kill_descendants ends
+        // The runner gets its socket and the standard streams, no other descriptor of the
+        // judge's (the results pipe above all).
+        if (pair[1] != kRunnerFd) dup2(pair[1], kRunnerFd);
+        fcntl(kRunnerFd, F_SETFD, 0);
+        close_range(kRunnerFd + 1, ~0U, 0);
+        if (chdir("/") != 0) _exit(126);
+        execve(args[0], args.data(), envp.data());
+        _exit(127);
+    }
+    ::close(pair[1]);
+    pid_ = pid;
+    socket_ = pair[0];
+    record_pending_ = false;
+    defined_.clear();
+    wire::Reader hello;
+    if (!wire::receive(socket_, hello)) lost("its start (before the first test could call it)");
+    if (hello.get<wire::Op>() != wire::Op::hello) lost("its start");
+    for (auto count = hello.get<std::uint32_t>(); count > 0; --count) defined_.insert(hello.get_string());
+}
+
+void Runner::lost(const std::string& during)
+{
+    int status = 0;
+    pid_t done = 0;
+    // The runner may close its end without exiting: wait a little, then end it.
+    for (int i = 0; i < 200 && (done = waitpid(pid_, &status, WNOHANG)) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::string what;
+    if (done == pid_) {
+        what = describe_status(status);
+        pid_ = -1;
+    } else {
+        what = "stopped answering (it closed its connection to the checker)";
+    }
+    stop();
+    throw std::runtime_error("the process that runs " + who_ + " " + what + " during " + during +
+                             ". The next call starts it afresh.");
+}
+
+bool Runner::defines(const std::string& name)
+{
+    if (pid_ < 0) start();
+    return defined_.count(name) > 0;
+}
+
+wire::Reader Runner::call(const wire::Message& request, const std::string& name)
+{
+    if (pid_ < 0) start();
+    if (record_pending_) read_record();
+    // The judge's own work (poison, inputs, guards) is finished before the call starts: a call
+    // that runs on a stream of its own sees it done.
+    CUDA_CHECK(cudaDeviceSynchronize());
+    //! [judge clock]
+    // The judge's clock: from the request to the moment the GPU runs the judge's own kernel
+    // again, after the runner said "done". A runner that answered early gains nothing: the
+    // judge's kernel waits until the runner's work is off the GPU.
+    const auto start = std::chrono::steady_clock::now();
+    if (!wire::send(socket_, request)) lost(name);
+    wire::Reader done;
+    if (!wire::receive(socket_, done) || done.get<wire::Op>() != wire::Op::done) lost(name);
+    wait_for_judge_turn();
+    last_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    //! [judge clock]
+    record_pending_ = true;
+    const auto status = done.get<wire::Status>();
+    const auto code = static_cast<cudaError_t>(done.get<std::int32_t>());
+    const bool sticky = done.get<unsigned char>() != 0;
+    const std::string text = done.get_string();
+    if (status == wire::Status::ok) return done;
+    read_record();
+    if (sticky) {
+        stop();
+        throw CudaError(code, text + "\nThis error is sticky: it destroyed the GPU context of the process that "
+                                     "runs your code, which is started afresh for the next call.");
+    }
+    if (status == wire::Status::cuda_error) throw CudaError(code, text);
+    throw std::runtime_error(text);
+}
+
+LaunchRecord Runner::take_record()
+{
+    if (record_pending_) read_record();
+    LaunchRecord record = std::move(recorded_);
+    recorded_ = LaunchRecord{};
+    return record;
+}
+
+void Runner::read_record()
+{
+    record_pending_ = false;
+    LaunchRecord& record = recorded_;
+    wire::Reader message;
+    if (!wire::receive(socket_, message) || message.get<wire::Op>() != wire::Op::record)
+        lost("the report of what the last call launched");
+    for (auto count = message.get<std::uint32_t>(); count > 0; --count) record.kernels.push_back(message.get_string());
+    record.device_to_host_bytes += static_cast<std::size_t>(message.get<std::uint64_t>());
+    for (auto count = message.get<std::uint32_t>(); count > 0; --count)
+        record.still_running.push_back(message.get_string());
+    const std::string unavailable = message.get_string();
+    if (!unavailable.empty()) record.unavailable = unavailable;
+}
+
+int Runner::finish()
+{
+    if (pid_ < 0) return -1;
+    if (record_pending_) read_record();
+    wire::send(socket_, wire::Message(wire::Op::exit));
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    stop();
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void Runner::stop()
+{
+    if (socket_ >= 0) ::close(socket_);
+    socket_ = -1;
+    if (pid_ > 0) {
+        kill(pid_, SIGKILL);
+        while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+        }
+    }
+    pid_ = -1;
+    record_pending_ = false;
+    recorded_ = LaunchRecord{};
+    if (runner_sandbox().reaper) kill_descendants();
+}
+
+Runner& student_runner()
+{
+    static Runner runner(this_program() + "_runner", "your code");
+    return runner;
+}
+
+wire::Message call_request(const char* name)
+{
+    wire::Message request(wire::Op::call);
+    request.put_string(name);
+    request.put(static_cast<unsigned char>(g_profile_next));
+    g_profile_next = false;
+    return request;
+}
+
+void profile_next_call() { g_profile_next = true; }
+
+void charge(double ms)
+{
+    ++g_calls;
+    g_call_ms += ms;
+}
+
+double round_trip_ms()
+{
+    static const double measured = [] {
+        Runner empty(WORKBOOK_EMPTY_RUNNER, "the empty runner");
+        DeviceBuffer<unsigned char> touch(1 << 20);
+        std::vector<double> ms;
+        constexpr int kWarmup = 5, kTimed = 41;
+        for (int i = 0; i < kWarmup + kTimed; ++i) {
+            // As before a timed call: the judge's own GPU work (an L2 flush, say) just done.
+            CUDA_CHECK(cudaMemsetAsync(touch.data(), i, touch.bytes()));
+            empty.call(wire::Message(wire::Op::ping), "a ping");
+            if (i >= kWarmup) ms.push_back(empty.last_call_ms());
+            empty.take_record();
+        }
+        empty.finish();
+        const Summary trip = summarize(ms);
+        std::printf("round trip to a runner: %.4f ms (median of %zu, spread %.1f%%): taken off each timed call of "
+                    "your code\n", trip.median, trip.count, 100.0 * trip.spread());
+        std::fflush(stdout);
+        return trip.median;
+    }();
+    return measured;
+}
+
+void record_from_runner()
+{
+    set_recorder({[] { student_runner().take_record(); },
+                  [] { return student_runner().take_record(); }});
+    // A timed run of the student's code is the judge's clock over its calls, less an empty
+    // round trip for each (timing.hpp).
+    set_call_clock([] {
+        const int calls = g_calls;
+        const double ms = g_call_ms;
+        g_calls = 0;
+        g_call_ms = 0;
+        return calls == 0 ? -1.0 : std::max(ms - calls * round_trip_ms(), 0.0);
+    });
+}
+
+bool register_forwarder(const void* address, const char* name)
+{
+    forwarders()[address] = name;
+    return true;
+}
+
+const char* forwarder_name(const void* address)
+{
+    const auto found = forwarders().find(address);
+    return found == forwarders().end() ? nullptr : found->second;
+}
+
+HostCopies::~HostCopies()
+{
+    for (const Copy& copy : copies_) {
+        munmap(copy.shared, copy.bytes);
+        ::close(copy.fd);
+    }
+}
+
+void HostCopies::add(wire::Message& request, const void* data, bool writable)
+{
+    // A host array is the start of a heap block (a std::vector's storage): its usable size
+    // covers the array.
+    const std::size_t bytes = malloc_usable_size(const_cast<void*>(data));
+    const int fd = memfd_create("workbook-host-array", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0)
+        throw std::runtime_error(std::string("cannot share a host array with the runner: ") + std::strerror(errno));
+    void* shared = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (shared == MAP_FAILED) {
+        ::close(fd);
+        throw std::runtime_error(std::string("cannot map a host array for the runner: ") + std::strerror(errno));
+    }
+    std::memcpy(shared, data, bytes);
+    copies_.push_back({const_cast<void*>(data), shared, bytes, fd, writable});
+    request.put(wire::Kind::host);
+    request.put(request.attach(fd));
+    request.put(static_cast<std::uint64_t>(bytes));
+}
+
+void HostCopies::copy_back()
+{
+    for (const Copy& copy : copies_)
+        if (copy.writable) std::memcpy(copy.original, copy.shared, copy.bytes);
+}
+
+void put_pointer(wire::Message& request, HostCopies& copies, const void* pointer, bool writable)
+{
+    if (pointer == nullptr) {
+        request.put(wire::Kind::null);
+        return;
+    }
+    cudaPointerAttributes attributes{};
+    CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
+    if (attributes.type == cudaMemoryTypeUnregistered) {
+        copies.add(request, pointer, writable);
+        return;
+    }
+    if (attributes.type != cudaMemoryTypeDevice)
+        throw std::runtime_error("checker bug: only device memory from cudaMalloc and host heap arrays can be "
+                                 "passed to the student's functions");
+    // The driver API's cuMemGetAddressRange and cuPointerGetAttribute, found through the runtime:
+    // linking libcuda would stop the checker from starting at all on a machine without a driver.
+    using AddressRange = CUresult (*)(CUdeviceptr*, std::size_t*, CUdeviceptr);
+    using PointerAttribute = CUresult (*)(void*, CUpointer_attribute, CUdeviceptr);
+    static const auto driver = [](const char* name) {
+        void* function = nullptr;
+        cudaDriverEntryPointQueryResult found{};
+        CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &function, 12000, cudaEnableDefault, &found));
+        if (function == nullptr) throw std::runtime_error(std::string("the CUDA driver lacks ") + name);
+        return function;
+    };
+    static const auto address_range = reinterpret_cast<AddressRange>(driver("cuMemGetAddressRange"));
+    static const auto attribute = reinterpret_cast<PointerAttribute>(driver("cuPointerGetAttribute"));
+    CUdeviceptr base = 0;
+    std::size_t size = 0;
+    unsigned long long id = 0;  // unique to the allocation for the life of this process
+    const auto device_pointer = reinterpret_cast<CUdeviceptr>(pointer);
+    if (address_range(&base, &size, device_pointer) != CUDA_SUCCESS ||
+        attribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, device_pointer) != CUDA_SUCCESS)
+        throw std::runtime_error("checker bug: cannot find the allocation of a device array");
+    static std::map<unsigned long long, cudaIpcMemHandle_t> handles;
+    if (!handles.count(id)) {
+        cudaIpcMemHandle_t handle;
+        CUDA_CHECK(cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(base)));
+        handles[id] = handle;
+    }
+    request.put(wire::Kind::device);
+    request.put(static_cast<std::uint64_t>(id));
+    request.put_bytes(&handles[id], sizeof(cudaIpcMemHandle_t));
+    request.put(static_cast<std::uint64_t>(reinterpret_cast<CUdeviceptr>(pointer) - base));
+}
+
+}  // namespace workbook::remote

@@ -1,0 +1,212 @@
+/// \file remote.hpp
+/// \brief The judge's side of the two processes: calling the student's functions in the runner.
+///
+/// A checker is two programs. The judge (`check_NN_name`) holds the tests, the data, the float64
+/// references, the reference solution, the clock and the signing key; it never loads the
+/// student's code. The runner (`check_NN_name_runner`) is the student's file linked with a small
+/// dispatcher (runner.hpp): it calls the student's functions when the judge asks, and holds
+/// nothing of the judge's.
+///
+/// In the judge, every API function of the lab is defined by a generated forwarder
+/// (tests/api_stubs.py writes them from the lab's header) that sends the call to the runner:
+///
+///     void launch_vector_add(const float* a, const float* b, float* c, int n)
+///     {
+///         return workbook::remote::forward<decltype(::launch_vector_add)>("launch_vector_add", a, b, c, n);
+///     }
+///
+/// so the checkers call the student's functions as if they were linked in. Arguments travel as
+/// they are: numbers as bytes; device arrays as CUDA IPC handles of the judge's own allocations,
+/// which the runner maps (the student's kernels write the judge's buffers directly); host arrays
+/// as a copy in shared memory, copied back after the call when the parameter is not const.
+/// Before each call the judge waits for its own GPU work (poison, inputs, guards), so a call
+/// that runs on a stream of its own sees them finished; the runner waits for the GPU before it
+/// answers, so the call's work is finished when the forwarder returns.
+///
+/// The runner runs in a sandbox (sandbox.hpp); if it crashes or its CUDA context is lost, the
+/// call fails with what happened and the next call starts a fresh runner.
+#pragma once
+
+#include "common/launch_record.hpp"
+#include "wire.hpp"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace workbook::remote {
+
+/// \brief A runner process: started on first use, restarted after it dies.
+class Runner {
+public:
+    /// \brief A runner of this executable, not started yet.
+    /// \param program the runner's path
+    /// \param who its name in messages, e.g. "your code"
+    Runner(std::string program, std::string who);
+    ~Runner();
+    Runner(const Runner&) = delete;
+    Runner& operator=(const Runner&) = delete;
+
+    /// \brief Whether the student's file defines this API function (starts the runner).
+    /// \param name the function's name
+    bool defines(const std::string& name);
+
+    /// \brief Sends a call or a ping and waits until the runner says it is done; the record
+    /// that follows is read later (take_record). Throws std::runtime_error (or CudaError) with
+    /// what happened when the call failed or the runner died.
+    /// \param request the call
+    /// \param name what is called, for messages
+    /// \return the done message, positioned at the call's result
+    wire::Reader call(const wire::Message& request, const std::string& name);
+
+    /// \brief The judge's clock over the last call, in milliseconds (see round_trip_ms).
+    double last_call_ms() const { return last_ms_; }
+
+    /// \brief What the runner saw launched and copied since the last take_record (waits for the
+    /// record of the last call).
+    LaunchRecord take_record();
+
+    /// \brief Asks the runner to exit and waits for it.
+    /// \return its exit status (what a tool wrapped around it reports), or -1 if none ran
+    int finish();
+
+    /// \brief Stops the runner and every process it started, at once.
+    void stop();
+
+private:
+    void start();
+    void read_record();
+    [[noreturn]] void lost(const std::string& during);
+
+    std::string program_, who_;
+    pid_t pid_ = -1;
+    int socket_ = -1;
+    bool record_pending_ = false;
+    double last_ms_ = 0;
+    LaunchRecord recorded_;
+    std::set<std::string> defined_;
+};
+
+/// \brief The runner that holds the student's code: `<this checker>_runner`, beside it.
+Runner& student_runner();
+
+/// \brief The time of an empty round trip to a runner that holds no student code, in
+/// milliseconds: the median of many pings, measured once per process on the judge's clock
+/// exactly as a call is timed. A timed call is charged its time less this.
+double round_trip_ms();
+
+/// \brief Counts a call of the student's code, and its time on the judge's clock, towards the
+/// timed run under way (time_gpu reads them through set_call_clock).
+/// \param ms the call's time
+void charge(double ms);
+
+/// \brief Launches a kernel of the judge's and waits for it: the GPU is the judge's again.
+void wait_for_judge_turn();
+
+/// \brief Has the next call push the NVTX range "workbook-profile" around itself in the
+/// runner, for Nsight Compute (explain_slowness in tools.hpp).
+void profile_next_call();
+
+/// \brief Installs the recorder that reads the runner's launch records (checker_main.cpp).
+void record_from_runner();
+
+/// \brief Registers a generated forwarder, so that have_function asks the runner about it.
+/// \param address the forwarder
+/// \param name the API function's name
+/// \return true, for a static initializer
+bool register_forwarder(const void* address, const char* name);
+
+/// \brief The API function a forwarder stands for, or null when `address` is no forwarder.
+/// \param address a function's address
+const char* forwarder_name(const void* address);
+
+/// \brief Host copies of a call's host arrays; copied back after the call where writable.
+class HostCopies {
+public:
+    HostCopies() = default;
+    HostCopies(const HostCopies&) = delete;
+    HostCopies& operator=(const HostCopies&) = delete;
+    ~HostCopies();
+    /// \brief Copies the heap block at `data` into shared memory and attaches it to `request`.
+    /// \param request the call
+    /// \param data the array (the start of a heap block, as a std::vector's data() is)
+    /// \param writable whether the function may write it (the parameter is not const)
+    void add(wire::Message& request, const void* data, bool writable);
+    /// \brief Copies the writable arrays back where they came from.
+    void copy_back();
+
+private:
+    struct Copy {
+        void* original;
+        void* shared;
+        std::size_t bytes;
+        int fd;
+        bool writable;
+    };
+    std::vector<Copy> copies_;
+};
+
+/// \brief Encodes one argument of a call.
+/// \param request the call
+/// \param copies the host arrays of the call
+/// \param pointer the argument, when it is a pointer
+/// \param writable whether the pointer is to non-const data
+void put_pointer(wire::Message& request, HostCopies& copies, const void* pointer, bool writable);
+
+/// \brief Encodes one argument of a call: a number, or an array (put_pointer).
+template <class T>
+void put_argument(wire::Message& request, HostCopies& copies, T value)
+{
+    if constexpr (std::is_pointer<T>::value) {
+        put_pointer(request, copies, static_cast<const void*>(value),
+                    !std::is_const<std::remove_pointer_t<T>>::value);
+    } else {
+        static_assert(std::is_arithmetic<T>::value, "an API function takes numbers and arrays");
+        request.put(wire::Kind::value);
+        request.put(static_cast<std::uint32_t>(sizeof value));
+        request.put(value);
+    }
+}
+
+/// \brief Decodes a call's result: a number, or a std::vector of plain values.
+template <class R>
+R get_result(wire::Reader& reply)
+{
+    if constexpr (std::is_arithmetic<R>::value) {
+        return reply.get<R>();
+    } else {
+        using Element = typename R::value_type;
+        static_assert(std::is_trivially_copyable<Element>::value, "an API function returns plain values");
+        R result(static_cast<std::size_t>(reply.get<std::uint64_t>()));
+        for (Element& element : result) element = reply.get<Element>();
+        return result;
+    }
+}
+
+/// \brief Starts a call of `name` (what the forwarders and forward() build on).
+/// \param name the API function
+wire::Message call_request(const char* name);
+
+/// \brief Calls a student's function in the runner: what a generated forwarder does.
+/// \tparam Function the function's type, e.g. decltype(::launch_vector_add)
+/// \param name its name
+/// \param args its arguments
+template <class Function, class... Args>
+auto forward(const char* name, Args... args)
+{
+    using Result = decltype(std::declval<Function*>()(args...));
+    wire::Message request = call_request(name);
+    HostCopies copies;
+    (put_argument(request, copies, args), ...);
+    wire::Reader reply = student_runner().call(request, name);
+    charge(student_runner().last_call_ms());
+    copies.copy_back();
+    if constexpr (!std::is_void<Result>::value) return get_result<Result>(reply);
+}
+
+}  // namespace workbook::remote

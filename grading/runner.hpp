@@ -1,0 +1,103 @@
+/// \file runner.hpp
+/// \brief The runner's side of the two processes: the student's file, linked with a dispatcher
+/// that calls its functions when the judge asks (remote.hpp is the judge's side).
+///
+/// The runner holds the lab's API functions, this dispatcher and the CUPTI recording of what
+/// each call launched; nothing of the judge's: no key, no results channel, no reference, no
+/// comparison and no clock that counts. Its table of functions is generated from the lab's
+/// header (tests/api_stubs.py):
+///
+///     const std::vector<Function>& lab_functions()
+///     {
+///         static const std::vector<Function> functions = {serve("launch_vector_add", &::launch_vector_add)};
+///         return functions;
+///     }
+#pragma once
+
+#include "wire.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+namespace workbook::runner {
+
+/// \brief The judge's arrays as this process sees them: device allocations opened from their
+/// IPC handles (kept while the judge keeps using them), host copies mapped for one call.
+class Arguments {
+public:
+    Arguments(const Arguments&) = delete;
+    Arguments& operator=(const Arguments&) = delete;
+    /// \brief Starts the arguments of one call.
+    /// \param message the call, positioned at its first argument
+    explicit Arguments(wire::Reader& message) : message_(message) {}
+    ~Arguments();
+    /// \brief The next argument, which the judge encoded as a pointer.
+    void* next_pointer();
+    /// \brief The next argument, which the judge encoded as a number of `size` bytes.
+    /// \param size the number's size
+    const char* next_value(std::size_t size);
+    /// \brief Closes the device allocations that neither this call nor the one before used.
+    static void forget_stale_allocations();
+
+private:
+    wire::Reader& message_;
+    std::vector<std::pair<void*, std::size_t>> host_maps_;
+};
+
+/// \brief Decodes the next argument as a T.
+template <class T>
+T get_argument(Arguments& arguments)
+{
+    if constexpr (std::is_pointer<T>::value) {
+        return static_cast<T>(arguments.next_pointer());
+    } else {
+        static_assert(std::is_arithmetic<T>::value, "an API function takes numbers and arrays");
+        T value;
+        std::memcpy(&value, arguments.next_value(sizeof value), sizeof value);
+        return value;
+    }
+}
+
+/// \brief Encodes a function's result: a number, or a std::vector of plain values.
+template <class R>
+void put_result(wire::Message& reply, const R& result)
+{
+    if constexpr (std::is_arithmetic<R>::value) {
+        reply.put(result);
+    } else {
+        reply.put(static_cast<std::uint64_t>(result.size()));
+        for (const auto& element : result) reply.put(element);
+    }
+}
+
+/// \brief One API function the runner serves.
+struct Function {
+    const char* name;      ///< as the lab's header names it
+    const void* address;   ///< null when the student's file lacks it (declared weak)
+    /// Decodes the arguments, calls the function and encodes its result.
+    std::function<void(Arguments& arguments, wire::Message& reply)> invoke;
+};
+
+/// \brief The table entry for a function of the lab's header.
+/// \param name its name
+/// \param function its address (null when the file lacks it)
+template <class R, class... A>
+Function serve(const char* name, R (*function)(A...))
+{
+    return {name, reinterpret_cast<const void*>(function), [function](Arguments& arguments, wire::Message& reply) {
+                // A braced list evaluates left to right: the arguments are read in order.
+                std::tuple<A...> values{get_argument<A>(arguments)...};
+                if constexpr (std::is_void<R>::value) std::apply(function, values);
+                else put_result(reply, std::apply(function, values));
+            }};
+}
+
+/// \brief The lab's API functions: defined by the file tests/api_stubs.py generates.
+const std::vector<Function>& lab_functions();
+
+}  // namespace workbook::runner

@@ -1,0 +1,185 @@
+// Finding the sandbox this machine gives the runner (sandbox.hpp), and the reaper's fallback.
+#include "sandbox.hpp"
+
+#include "tools.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+
+namespace workbook {
+
+namespace {
+
+// Runs a command with no output and returns whether it exited 0.
+bool succeeds(std::vector<std::string> command)
+{
+    command.push_back("/bin/true");
+    std::vector<char*> argv;
+    for (std::string& word : command) argv.push_back(word.data());
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) return false;
+    if (pid == 0) {
+        const int null = open("/dev/null", O_RDWR);
+        dup2(null, 1);
+        dup2(null, 2);
+        execv(argv[0], argv.data());
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return false;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b)
+{
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+Sandbox find_sandbox()
+{
+    Sandbox box;
+    if (const char* off = std::getenv("WORKBOOK_SANDBOX"); off && std::strcmp(off, "none") == 0) {
+        box.reaper = true;
+        box.description = "none (WORKBOOK_SANDBOX=none)";
+        box.missing = {"the sandbox is turned off (WORKBOOK_SANDBOX=none): the runner shares this user's "
+                       "files and network, and only the checker's reaping ends what it leaves"};
+        return box;
+    }
+    const bool root = geteuid() == 0;
+    const std::string unshare = find_tool("unshare"), setpriv = find_tool("setpriv"), bwrap = find_tool("bwrap");
+
+    // Level 1 and 3: namespaces for processes and the network.
+    std::vector<std::string> spaces;
+    bool network = false, read_only = false;
+    const std::vector<std::string> pid_space = {"--pid", "--fork", "--kill-child", "--mount-proc"};
+    if (root && !unshare.empty()) {
+        if (succeeds(std::vector<std::string>{unshare} + pid_space + std::vector<std::string>{"--net"})) {
+            spaces = std::vector<std::string>{unshare} + pid_space + std::vector<std::string>{"--net"};
+            network = true;
+        } else if (succeeds(std::vector<std::string>{unshare} + pid_space)) {
+            spaces = std::vector<std::string>{unshare} + pid_space;
+        }
+    }
+    if (spaces.empty() && !root && !bwrap.empty()) {
+        const std::vector<std::string> candidate = {bwrap, "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev",
+                                                    "--proc", "/proc", "--unshare-pid", "--unshare-net",
+                                                    "--die-with-parent"};
+        if (succeeds(candidate)) {
+            spaces = candidate;
+            network = read_only = true;
+        }
+    }
+    if (spaces.empty() && !root && !unshare.empty()) {
+        const std::vector<std::string> candidate =
+            std::vector<std::string>{unshare, "--user", "--map-root-user"} + pid_space + std::vector<std::string>{"--net"};
+        if (succeeds(candidate)) {
+            spaces = candidate;
+            network = true;
+        }
+    }
+
+    // Level 2: another user (root only), else the read-only view bubblewrap gave.
+    std::vector<std::string> user;
+    const passwd* nobody = getpwnam("nobody");
+    if (root && !setpriv.empty() && nobody != nullptr) {
+        user = {setpriv, "--reuid=" + std::to_string(nobody->pw_uid), "--regid=" + std::to_string(nobody->pw_gid),
+                "--clear-groups", "--no-new-privs"};
+        if (succeeds(spaces + user)) box.as_nobody = true;
+        else user.clear();
+    }
+    box.prefix = spaces + user;
+
+    std::vector<std::string> holds;
+    if (!spaces.empty()) holds.push_back("its own PID namespace");
+    else {
+        box.reaper = true;
+        box.missing.push_back("no PID namespace (neither unshare, bubblewrap nor a user namespace worked here): the "
+                              "checker reaps the runner's orphans and kills them when the runner stops, but a "
+                              "process that outlives the checker itself is not caught");
+    }
+    if (box.as_nobody) holds.push_back("user nobody");
+    else if (read_only) holds.push_back("a read-only view of the files");
+    else
+        box.missing.push_back(std::string("the runner can write whatever this user can (") +
+                              (root ? "setpriv or the user nobody is missing" : "not root, and no bubblewrap") +
+                              "): the grade folder is not protected from it");
+    if (network) holds.push_back("no network");
+    else box.missing.push_back("the runner can reach the network: no network namespace here");
+    for (const std::string& level : holds) box.description += (box.description.empty() ? "" : ", ") + level;
+    if (box.description.empty()) box.description = "none";
+    return box;
+}
+
+}  // namespace
+
+const Sandbox& runner_sandbox()
+{
+    static const Sandbox sandbox = [] {
+        Sandbox box = find_sandbox();
+        if (box.reaper) prctl(PR_SET_CHILD_SUBREAPER, 1);
+        return box;
+    }();
+    return sandbox;
+}
+
+void kill_descendants(int keep)
+{
+    // Kill every descendant in another session than ours: the runner's (it starts a session of
+    // its own in this mode) and any a student's process made with setsid. The tool runs the
+    // checker starts itself stay in its session and are spared.
+    const pid_t self = getpid(), session = getsid(0);
+    for (int round = 0; round < 5; ++round) {
+        std::map<pid_t, pid_t> parent;
+        std::map<pid_t, pid_t> sessions;
+        DIR* proc = opendir("/proc");
+        if (proc == nullptr) return;
+        while (dirent* entry = readdir(proc)) {
+            const pid_t pid = std::atoi(entry->d_name);
+            if (pid <= 0) continue;
+            std::ifstream stat("/proc/" + std::string(entry->d_name) + "/stat");
+            std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+            const std::size_t close = text.rfind(')');
+            if (close == std::string::npos) continue;
+            std::istringstream fields(text.substr(close + 2));
+            char state;
+            pid_t ppid, group, sid;
+            fields >> state >> ppid >> group >> sid;
+            parent[pid] = ppid;
+            sessions[pid] = sid;
+        }
+        closedir(proc);
+        std::vector<pid_t> killed;
+        for (const auto& [pid, ppid] : parent) {
+            if (pid == keep || sessions[pid] == session) continue;
+            for (pid_t up = ppid; up > 1; up = parent.count(up) ? parent[up] : 0)
+                if (up == self) {
+                    kill(pid, SIGKILL);
+                    killed.push_back(pid);
+                    break;
+                }
+        }
+        // Reap our own children among them; orphans come to us (the reaper) in a later round.
+        for (pid_t pid : killed)
+            if (parent[pid] == self) waitpid(pid, nullptr, 0);
+        if (killed.empty()) return;
+        usleep(20000);
+    }
+}
+
+}  // namespace workbook

@@ -1,0 +1,157 @@
+/// \file wire.hpp
+/// \brief The messages between the judge and the runner, the process that holds the student's
+/// code (docs/grading.md, "Two processes").
+///
+/// One message is one datagram on a Unix SOCK_SEQPACKET socket pair: its boundaries survive,
+/// and it can carry file descriptors (SCM_RIGHTS), which is how host arrays travel. A message is
+/// a flat byte string written and read in the same order by both sides; nothing in it is
+/// trusted by the judge beyond what a runner could say about its own work.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace workbook::wire {
+
+/// \brief What a message asks or answers; the first byte of every message.
+enum class Op : unsigned char {
+    hello = 1,   ///< runner -> judge, once: which API functions the student's file defines
+    call = 2,    ///< judge -> runner: call an API function with these arguments
+    ping = 3,    ///< judge -> runner: the same round trip as a call, calling nothing
+    exit = 4,    ///< judge -> runner: finish and exit 0
+    done = 5,    ///< runner -> judge: the call returned and its work is finished on the GPU
+    record = 6,  ///< runner -> judge, after done: what CUPTI saw the call launch and copy
+};
+
+/// \brief How an argument travels.
+enum class Kind : unsigned char {
+    value = 1,   ///< its bytes (int, double, ...)
+    null = 2,    ///< a null pointer
+    device = 3,  ///< device memory: a CUDA IPC handle of its allocation and an offset into it
+    host = 4,    ///< host memory: a shared-memory file (passed with the message) holding a copy
+};
+
+/// \brief How a call ended in the runner.
+enum class Status : unsigned char {
+    ok = 0,          ///< it returned normally
+    cuda_error = 1,  ///< a CUDA error (a CudaError, or one found when the runner waited for the GPU)
+    exception = 2,   ///< another C++ exception
+};
+
+/// \brief The largest message either side sends (a datagram must fit the socket's buffer).
+constexpr std::size_t kMaxMessage = 1 << 16;
+
+/// \brief A message being written, and the file descriptors that go with it.
+class Message {
+public:
+    /// \brief Starts a message of this kind.
+    /// \param op what it asks or answers
+    explicit Message(Op op) { put(op); }
+    /// \brief Appends raw bytes.
+    /// \param data where they are
+    /// \param size how many
+    void put_bytes(const void* data, std::size_t size) { bytes_.append(static_cast<const char*>(data), size); }
+    /// \brief Appends a value of a trivially copyable type.
+    /// \param value the value
+    template <class T>
+    void put(const T& value)
+    {
+        static_assert(std::is_trivially_copyable<T>::value, "only plain values travel as bytes");
+        put_bytes(&value, sizeof value);
+    }
+    /// \brief Appends a string, length first.
+    /// \param text the string
+    void put_string(const std::string& text)
+    {
+        put(static_cast<std::uint64_t>(text.size()));
+        put_bytes(text.data(), text.size());
+    }
+    /// \brief Attaches a file descriptor; it is sent with the message (and not closed here).
+    /// \param fd the descriptor
+    /// \return its index among the message's descriptors
+    std::uint32_t attach(int fd)
+    {
+        fds_.push_back(fd);
+        return static_cast<std::uint32_t>(fds_.size() - 1);
+    }
+    /// \brief The bytes written so far.
+    const std::string& bytes() const { return bytes_; }
+    /// \brief The descriptors attached so far.
+    const std::vector<int>& fds() const { return fds_; }
+
+private:
+    std::string bytes_;
+    std::vector<int> fds_;
+};
+
+/// \brief A message being read: each get takes the next field; reading past the end throws.
+class Reader {
+public:
+    Reader() = default;
+    /// \brief Reads a received message.
+    /// \param bytes its bytes
+    /// \param fds the descriptors that came with it (the reader owns them)
+    Reader(std::string bytes, std::vector<int> fds) : bytes_(std::move(bytes)), fds_(std::move(fds)) {}
+    Reader(const Reader&) = delete;
+    Reader& operator=(const Reader&) = delete;
+    /// \brief Takes over another reader's message and descriptors.
+    /// \param other the reader to move from
+    Reader(Reader&& other) noexcept { *this = std::move(other); }
+    /// \brief Takes over another reader's message and descriptors, closing this one's.
+    /// \param other the reader to move from
+    Reader& operator=(Reader&& other) noexcept;
+    ~Reader();
+    /// \brief The next field as a value of a trivially copyable type.
+    template <class T>
+    T get()
+    {
+        static_assert(std::is_trivially_copyable<T>::value, "only plain values travel as bytes");
+        T value;
+        std::memcpy(&value, take(sizeof value), sizeof value);
+        return value;
+    }
+    /// \brief The next field as a string.
+    std::string get_string()
+    {
+        const auto size = static_cast<std::size_t>(get<std::uint64_t>());
+        const char* data = take(size);
+        return std::string(data, size);
+    }
+    /// \brief The next size bytes.
+    /// \param size how many
+    const char* take(std::size_t size)
+    {
+        if (size > bytes_.size() - at_) throw std::runtime_error("a message between judge and runner is truncated");
+        const char* data = bytes_.data() + at_;
+        at_ += size;
+        return data;
+    }
+    /// \brief Takes ownership of an attached descriptor (the caller closes it).
+    /// \param index its index, as Message::attach returned it
+    int take_fd(std::uint32_t index);
+
+private:
+    std::string bytes_;
+    std::size_t at_ = 0;
+    std::vector<int> fds_;
+};
+
+/// \brief Sends a message.
+/// \param socket one end of the socket pair
+/// \param message what to send
+/// \return false when the other side is gone
+bool send(int socket, const Message& message);
+
+/// \brief Receives the next message, waiting for it.
+/// \param socket one end of the socket pair
+/// \param message filled with what came
+/// \return false when the other side closed its end (it exited or crashed)
+bool receive(int socket, Reader& message);
+
+}  // namespace workbook::wire
