@@ -23,6 +23,7 @@ namespace {
 
 int g_timed_calls = 0;  // time_call()s so far in the running test
 std::function<void()> g_before_profiled_call;  // set_before_profiled_call
+std::function<void(const std::function<void()>&)> g_reference_route;  // set_reference_route
 
 // Counts the 32-bit words in which two device arrays differ: a timed run's output against the
 // verified one, without copying either to the host.
@@ -325,6 +326,8 @@ void judge_test_started() { g_timed_calls = 0; }
 
 void set_before_profiled_call(std::function<void()> before) { g_before_profiled_call = std::move(before); }
 
+void set_reference_route(std::function<void(const std::function<void()>&)> route) { g_reference_route = std::move(route); }
+
 SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>& reference, const Work& work)
 {
     SpeedVerdict verdict;
@@ -413,7 +416,14 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
         if (fresh.any()) fresh.refill(reference_run++);
         theirs_out.poison();
     };
-    const Timing theirs = time_gpu([&] { reference(theirs_out.data()); }, fair);
+    Timing theirs;
+    if (g_reference_route) {
+        // The same call, sent to the reference solution's runner: timed exactly as yours.
+        if (yours.setup) g_reference_route(yours.setup);
+        theirs = time_gpu([&] { g_reference_route([&] { yours.run(theirs_out.data()); }); }, fair);
+    } else {
+        theirs = time_gpu([&] { reference(theirs_out.data()); }, fair);
+    }
     //! [timed runs]
 
     //! [versus]

@@ -185,6 +185,13 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
 /// \param before what to run (nothing by default)
 void set_before_profiled_call(std::function<void()> before);
 
+/// \brief Installs how a call is run as the reference solution would run it: a checker sends the
+/// very same call to a runner of the reference solution (grading/remote.hpp), so that the
+/// reference is timed exactly as the student's code is. Without it (make bench, where all the
+/// code is the workbook's), time_call times the reference function it is given, in process.
+/// \param route runs its argument with the student's functions standing for the reference's
+void set_reference_route(std::function<void(const std::function<void()>&)> route);
+
 /// \brief Forgets which timed call of a test comes next (called when a test starts); a profiler
 /// run picks its call by this count (WORKBOOK_PROFILE_CALL).
 void judge_test_started();

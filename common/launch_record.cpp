@@ -171,7 +171,7 @@ LaunchRecord cupti_end_recording(const std::string& drained_marker)
     LaunchRecord record;
     std::uint64_t drained = 0;  // when the marker kernel started: the default stream had drained
     for (const Seen& seen : g_seen)
-        if (seen.kernel && !drained_marker.empty() && seen.name == drained_marker) drained = seen.start;
+        if (seen.kernel && !drained_marker.empty() && seen.name == drained_marker) drained = std::max(drained, seen.start);
     for (const Seen& seen : g_seen) {
         if (seen.kernel && !drained_marker.empty() && seen.name == drained_marker) continue;
         // A start of 0 means CUPTI could not stamp the record before the forced flush handed it

@@ -62,8 +62,8 @@ void cupti_begin_recording();
 /// \brief Waits for the GPU, ends the CUPTI recording and returns it.
 /// \param drained_marker the mangled name of a kernel launched on the default stream after the
 ///        recorded call returned, or "": it starts once all the default stream waits for is done,
-///        so a kernel that ended after it started is listed in still_running (and the marker
-///        itself in no list)
+///        so a kernel that ended after the last of its launches started is listed in
+///        still_running (and the marker itself in no list)
 LaunchRecord cupti_end_recording(const std::string& drained_marker = "");
 
 /// \brief The path of this very program (from /proc/self/exe): what the list of the student's

@@ -30,7 +30,13 @@ struct TimingOptions {
 
 /// \brief The result of timing: a Summary of milliseconds per run.
 struct Timing {
-    Summary ms;  ///< milliseconds per run
+    Summary ms;      ///< milliseconds per run
+    /// For runs whose work happened in another process: the judge's own clock over the same
+    /// runs (less an empty round trip per call); empty otherwise.
+    Summary judged;
+    /// Set when the reported times fell further below the judge's clock than its noise allows:
+    /// then ms holds the judge's figures, and this says what was seen.
+    std::string disagreement;
 
     /// \brief Seconds per run (the median).
     double seconds() const { return ms.median * 1e-3; }
@@ -54,13 +60,30 @@ void add_background_gpu_work(std::function<void()> wait_until_done);
 /// \snippet tests/check_06_thread_sweep.cpp gpu alone
 void have_gpu_alone();
 
-/// \brief Installs the clock of runs whose work happens in another process (a checker's calls of
-/// the student's code, which runs in a process of its own: grading/remote.hpp). Called before and
-/// after each timed run, it returns the milliseconds it measured for the calls into that process
-/// since it was last called, or a negative number when there were none; time_gpu then takes that
-/// figure instead of its CUDA events, which cannot see another process's work.
-/// \param milliseconds the clock
-void set_call_clock(std::function<double()> milliseconds);
+/// \brief What a timed run's calls into another process took (a checker's calls of the
+/// student's code, which runs in a process of its own: grading/remote.hpp).
+struct CallTime {
+    int calls = 0;          ///< calls made in the run
+    double reported = 0;    ///< milliseconds, by the CUDA events of the process that ran them
+    double judged = 0;      ///< milliseconds, by the judge's own clock, less an empty round trip each
+};
+
+/// \brief Installs the clock of runs whose work happens in another process. Called before and
+/// after each timed run, it returns what the calls since it was last called took; a run that made
+/// calls is timed by their reported figure (time_gpu's own events cannot see another process's
+/// work), and the judge's figure is kept beside it (Timing::judged) to check it against.
+/// \param clock the clock
+void set_call_clock(std::function<CallTime()> clock);
+
+/// \brief How far a reported time may fall below the judge's clock before the judge's figure is
+/// taken instead: this many milliseconds, plus kJudgeClockSlackShare of the reported time. Read
+/// off an H100: an honest runner's figure fell up to 0.5 ms (2%) below the judge's clock on a
+/// 25 ms product, and up to 0.33 ms on a 0.3 ms vector add whose process had used managed memory
+/// before (the cost of switching the GPU between the judge's process and the runner's varies with
+/// the runner's state). So a runner that forged its own figure could gain up to this much a call.
+constexpr double kJudgeClockSlackMs = 0.5;
+/// \brief The share of the reported time added to kJudgeClockSlackMs.
+constexpr double kJudgeClockSlackShare = 0.1;
 
 /// \brief Times a launch with CUDA events (or the clock of set_call_clock).
 /// \param launch enqueues the work to time on the default stream (e.g. a kernel launch)

@@ -310,5 +310,11 @@ int main(int argc, char** argv)
         std::fflush(stdout);
         if (workbook::runs_every_test(argc, argv)) workbook::start_tool_runs_early();
     }
-    return context.run();
+    const int status = context.run();
+#ifndef WORKBOOK_CHECKER_WITHOUT_GPU
+    // A runner ends when asked, so that a tool wrapped around it (ncu) writes its report.
+    workbook::remote::student_runner().finish();
+    workbook::remote::finish_reference_runner();
+#endif
+    return status;
 }

@@ -6,6 +6,7 @@
 
 #include "common/buffers.hpp"
 #include "common/check.hpp"
+#include "common/judge.hpp"
 #include "common/launch_record.hpp"
 #include "common/stats.hpp"
 #include "common/timing.hpp"
@@ -40,8 +41,14 @@ namespace workbook::remote {
 namespace {
 
 bool g_profile_next = false;
-int g_calls = 0;         // calls of the student's code since the clock was last read
-double g_call_ms = 0.0;  // and their time on the judge's clock
+CallTime g_timed;                    // calls since the clock was last read, and their times
+Runner* g_target = nullptr;          // as_reference's runner, or null for the student's
+// set_reference_program's path; a function's static, as forwarders set it from static initializers
+std::string& reference_program()
+{
+    static std::string program;
+    return program;
+}
 
 std::map<const void*, const char*>& forwarders()
 {
@@ -141,6 +148,7 @@ void Runner::start()
         if (std::strncmp(*e, "WORKBOOK_", 9) != 0) environment.push_back(*e);
     constexpr int kRunnerFd = 3;
     environment.push_back("WORKBOOK_RUNNER_FD=" + std::to_string(kRunnerFd));
+
     std::vector<char*> args, envp;
     for (std::string& word : argv) args.push_back(word.data());
     args.push_back(nullptr);
@@ -222,7 +230,10 @@ wire::Reader Runner::call(const wire::Message& request, const std::string& name)
     const auto code = static_cast<cudaError_t>(done.get<std::int32_t>());
     const bool sticky = done.get<unsigned char>() != 0;
     const std::string text = done.get_string();
-    if (status == wire::Status::ok) return done;
+    if (status == wire::Status::ok) {
+        reported_ms_ = done.get<float>();
+        return done;
+    }
     read_record();
     if (sticky) {
         stop();
@@ -261,8 +272,15 @@ int Runner::finish()
     if (pid_ < 0) return -1;
     if (record_pending_) read_record();
     wire::send(socket_, wire::Message(wire::Op::exit));
+    // A tool wrapped around the runner writes its report as it exits: give it time, not forever
+    // (compute-sanitizer also waits for every process the runner left, which this stop ends).
     int status = 0;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    pid_t done = 0;
+    for (int i = 0; i < 1000 && (done = waitpid(pid_, &status, WNOHANG)) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (done != pid_) {
+        stop();
+        return 128 + SIGKILL;
     }
     pid_ = -1;
     stop();
@@ -290,6 +308,35 @@ Runner& student_runner()
     return runner;
 }
 
+bool set_reference_program(const char* program)
+{
+    reference_program() = program;
+    return true;
+}
+
+Runner& reference_runner()
+{
+    static Runner runner(reference_program(), "the reference solution");
+    return runner;
+}
+
+void finish_reference_runner()
+{
+    if (!reference_program().empty()) reference_runner().finish();
+}
+
+Runner& target_runner() { return g_target ? *g_target : student_runner(); }
+
+void as_reference(const std::function<void()>& calls)
+{
+    if (reference_program().empty()) throw std::runtime_error("checker bug: no reference runner was built");
+    struct Route {
+        Route() { g_target = &reference_runner(); }
+        ~Route() { g_target = nullptr; }
+    } route;
+    calls();
+}
+
 wire::Message call_request(const char* name)
 {
     wire::Message request(wire::Op::call);
@@ -301,10 +348,11 @@ wire::Message call_request(const char* name)
 
 void profile_next_call() { g_profile_next = true; }
 
-void charge(double ms)
+void charge(double judged, double reported)
 {
-    ++g_calls;
-    g_call_ms += ms;
+    ++g_timed.calls;
+    g_timed.judged += judged;
+    g_timed.reported += reported;
 }
 
 double round_trip_ms()
@@ -338,12 +386,13 @@ void record_from_runner()
     // A timed run of the student's code is the judge's clock over its calls, less an empty
     // round trip for each (timing.hpp).
     set_call_clock([] {
-        const int calls = g_calls;
-        const double ms = g_call_ms;
-        g_calls = 0;
-        g_call_ms = 0;
-        return calls == 0 ? -1.0 : std::max(ms - calls * round_trip_ms(), 0.0);
+        CallTime timed = g_timed;
+        g_timed = CallTime{};
+        if (timed.calls > 0) timed.judged = std::max(timed.judged - timed.calls * round_trip_ms(), 0.0);
+        return timed;
     });
+    // The reference is timed in its own runner, the same way as the student's code.
+    set_reference_route(as_reference);
 }
 
 bool register_forwarder(const void* address, const char* name)

@@ -33,6 +33,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -66,6 +67,8 @@ public:
 
     /// \brief The judge's clock over the last call, in milliseconds (see round_trip_ms).
     double last_call_ms() const { return last_ms_; }
+    /// \brief The runner's own CUDA-event time of the last call, in milliseconds.
+    double last_reported_ms() const { return reported_ms_; }
 
     /// \brief What the runner saw launched and copied since the last take_record (waits for the
     /// record of the last call).
@@ -87,7 +90,7 @@ private:
     pid_t pid_ = -1;
     int socket_ = -1;
     bool record_pending_ = false;
-    double last_ms_ = 0;
+    double last_ms_ = 0, reported_ms_ = 0;
     LaunchRecord recorded_;
     std::set<std::string> defined_;
 };
@@ -95,15 +98,36 @@ private:
 /// \brief The runner that holds the student's code: `<this checker>_runner`, beside it.
 Runner& student_runner();
 
+/// \brief The runner of the reference solution: the same runner, built from solutions/. The
+/// reference is timed there, exactly as the student's code is (time_call in judge.hpp).
+Runner& reference_runner();
+
+/// \brief Asks the reference's runner to exit, if one was started.
+void finish_reference_runner();
+
+/// \brief Where the reference's runner is (the generated forwarders set it, from the build).
+/// \param program its path
+/// \return true, for a static initializer
+bool set_reference_program(const char* program);
+
+/// \brief The runner the forwarders send to: the student's, or the reference's inside
+/// as_reference.
+Runner& target_runner();
+
+/// \brief Runs `calls` with every forwarder sending to the reference's runner.
+/// \param calls code that calls API functions
+void as_reference(const std::function<void()>& calls);
+
 /// \brief The time of an empty round trip to a runner that holds no student code, in
 /// milliseconds: the median of many pings, measured once per process on the judge's clock
 /// exactly as a call is timed. A timed call is charged its time less this.
 double round_trip_ms();
 
-/// \brief Counts a call of the student's code, and its time on the judge's clock, towards the
-/// timed run under way (time_gpu reads them through set_call_clock).
-/// \param ms the call's time
-void charge(double ms);
+/// \brief Counts a call, and its time, towards the timed run under way (time_gpu reads them
+/// through set_call_clock).
+/// \param judged the call's time on the judge's clock
+/// \param reported the runner's own figure for it
+void charge(double judged, double reported);
 
 /// \brief Launches a kernel of the judge's and waits for it: the GPU is the judge's again.
 void wait_for_judge_turn();
@@ -203,8 +227,9 @@ auto forward(const char* name, Args... args)
     wire::Message request = call_request(name);
     HostCopies copies;
     (put_argument(request, copies, args), ...);
-    wire::Reader reply = student_runner().call(request, name);
-    charge(student_runner().last_call_ms());
+    Runner& runner = target_runner();
+    wire::Reader reply = runner.call(request, name);
+    charge(runner.last_call_ms(), runner.last_reported_ms());
     copies.copy_back();
     if constexpr (!std::is_void<Result>::value) return get_result<Result>(reply);
 }

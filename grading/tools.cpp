@@ -401,7 +401,10 @@ bool profile_side(const std::string& test, int call, const char* who, Profile& l
     std::string filter = test;  // doctest: ',' separates filters, '*' and '?' are wildcards
     std::replace(filter.begin(), filter.end(), ',', '?');
     //! [profile]
-    const ToolRun run = run_self_under({"ncu", "--csv", "--nvtx", "--nvtx-include", "workbook-profile/", "--metrics", metrics},
+    // On the judge, ncu must not follow it into the runners it starts (another user, another PID
+    // namespace), which it cannot attach to: it would wait for them.
+    const ToolRun run = run_self_under({"ncu", "--csv", "--target-processes", "application-only", "--nvtx",
+                                        "--nvtx-include", "workbook-profile/", "--metrics", metrics},
                                        {"--test-case=" + filter},
                                        {std::string("WORKBOOK_PROFILE=") + who, "WORKBOOK_PROFILE_CALL=" + std::to_string(call)},
                                        120, std::strcmp(who, "yours") == 0 ? Target::runner : Target::judge);

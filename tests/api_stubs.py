@@ -72,7 +72,8 @@ def main():
         forward.append(f"{result} {name}({params})\n{{\n"
                        f"    return workbook::remote::forward<decltype(::{name})>(\"{name}\"{''.join(', ' + n for n in names)});\n"
                        "}\n")
-    forward.append("\nnamespace {\nconst bool registered =\n")
+    forward.append("\nnamespace {\nconst bool registered =\n"
+                   "    workbook::remote::set_reference_program(WORKBOOK_REFERENCE_RUNNER) &&\n")
     forward.append(" &&\n".join(f"    workbook::remote::register_forwarder(reinterpret_cast<const void*>(&::{name}), \"{name}\")"
                                 for name, _, _, _ in functions))
     forward.append(";\n}  // namespace\n")

@@ -14,7 +14,10 @@ Every `expect-fail` test must fail, and its output must match every `expect-mess
 expression. Every `expect-pass` test must pass: that is how a variant that crashes or hangs in one
 test shows that the fault cost only that test. Without `expect-lost`, only the named tests run.
 With it, the whole lab runs: exactly the `expect-fail` tests must fail, and they must be worth
-exactly that many points (bonus points included) - the grade a planted cheat must get.
+exactly that many points (bonus points included) - the grade a planted cheat must get. A correct
+answer written another way (own stream, managed memory, ...) says `// expect-lost: 0` and names
+no failing test: it must keep full marks. `// expect-no-process-left: TEXT` also checks, once
+the lab is graded, that no process whose program path contains TEXT is still running.
 
 A variant with `// expect-build-error: MESSAGE` must not build at all (it uses a library the labs
 forbid, or calls the reference solution): --build-error builds it and expects the build to fail saying MESSAGE. That needs no GPU.
@@ -26,6 +29,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grade  # noqa: E402
@@ -40,10 +44,10 @@ def variant_file(lab, variant):
 
 
 def expectations(path):
-    found = {"fail": [], "message": [], "pass": [], "lost": [], "build-error": []}
+    found = {"fail": [], "message": [], "pass": [], "lost": [], "build-error": [], "no-process-left": []}
     with open(path) as f:
         for line in f:
-            m = re.match(r"\s*//\s*expect-(fail|message|pass|lost|build-error):\s*(.+?)\s*$", line)
+            m = re.match(r"\s*//\s*expect-(fail|message|pass|lost|build-error|no-process-left):\s*(.+?)\s*$", line)
             if m:
                 found[m.group(1)].append(m.group(2))
     return found
@@ -77,7 +81,8 @@ def main():
     if a.build_error:
         return check_build_error(a.build_dir, a.lab, a.variant, expect["build-error"])
     fails, messages, passes = expect["fail"], expect["message"], expect["pass"]
-    if not fails:
+    full_marks = expect["lost"] == ["0"]  # a correct answer written another way
+    if not fails and not full_marks:
         sys.exit("%s names no `// expect-fail:` test: a variant must say which check rejects it" % source)
     whole_lab = bool(expect["lost"])
 
@@ -117,11 +122,35 @@ def main():
         lost = sum(t.max_score for t in labs[0].tests if t.status != "passed")
         if lost != int(expect["lost"][0]):
             problems.append("the variant lost %d points; it must lose exactly %s" % (lost, expect["lost"][0]))
+    for marker in expect["no-process-left"]:
+        # The checker has exited; what it started is gone within moments, or never.
+        deadline = time.monotonic() + 10
+        while processes_running(marker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = processes_running(marker)
+        if left:
+            problems.append("processes of the variant outlived its grading: %s" % "; ".join(left))
     if problems:
         print("\nVARIANT %s NOT REJECTED AS EXPECTED (seed %d):\n  %s" % (a.variant, seed, "\n  ".join(problems)))
         return 1
-    print("\nvariant %s rejected by: %s" % (a.variant, "; ".join(fails)))
+    if full_marks:
+        print("\nvariant %s, a correct answer written another way, kept full marks" % a.variant)
+    else:
+        print("\nvariant %s rejected by: %s" % (a.variant, "; ".join(fails)))
     return 0
+
+
+def processes_running(marker):
+    """The processes whose program's path names `marker` (a variant's runner and its children)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            program = os.readlink("/proc/%s/exe" % pid)
+        except OSError:
+            continue
+        if marker in program:
+            found.append("%s (%s)" % (pid, program))
+    return found
 
 
 if __name__ == "__main__":
