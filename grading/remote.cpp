@@ -409,7 +409,7 @@ const char* forwarder_name(const void* address)
 
 HostCopies::~HostCopies()
 {
-    for (const Copy& copy : copies_) {
+    for (const SharedCopy& copy : copies_) {
         munmap(copy.shared, copy.bytes);
         ::close(copy.fd);
     }
@@ -437,7 +437,7 @@ void HostCopies::add(wire::Message& request, const void* data, bool writable)
 
 void HostCopies::copy_back()
 {
-    for (const Copy& copy : copies_)
+    for (const SharedCopy& copy : copies_)
         if (copy.writable) std::memcpy(copy.original, copy.shared, copy.bytes);
 }
 

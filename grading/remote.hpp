@@ -149,6 +149,15 @@ bool register_forwarder(const void* address, const char* name);
 /// \param address a function's address
 const char* forwarder_name(const void* address);
 
+/// \brief One host array of a call, copied into shared memory for the runner.
+struct SharedCopy {
+    void* original = nullptr;  ///< the judge's array
+    void* shared = nullptr;    ///< its copy, mapped from the shared-memory file
+    std::size_t bytes = 0;     ///< the size of both
+    int fd = -1;               ///< the shared-memory file
+    bool writable = false;     ///< copied back after the call
+};
+
 /// \brief Host copies of a call's host arrays; copied back after the call where writable.
 class HostCopies {
 public:
@@ -165,14 +174,7 @@ public:
     void copy_back();
 
 private:
-    struct Copy {
-        void* original;
-        void* shared;
-        std::size_t bytes;
-        int fd;
-        bool writable;
-    };
-    std::vector<Copy> copies_;
+    std::vector<SharedCopy> copies_;
 };
 
 /// \brief Encodes one argument of a call.
