@@ -1,0 +1,77 @@
+// The runner's process and its sandbox, without a GPU: a runner starts, says what it defines,
+// exits when asked, and nothing it started outlives it (grading/remote.hpp, grading/sandbox.hpp).
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "grading/remote.hpp"
+#include "grading/sandbox.hpp"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+namespace {
+
+// The processes whose program is `path` (the runner's copy for nobody keeps the file's name).
+int running(const std::string& path)
+{
+    const std::string name = path.substr(path.find_last_of('/') + 1);
+    int count = 0;
+    DIR* proc = opendir("/proc");
+    while (dirent* entry = proc ? readdir(proc) : nullptr) {
+        if (std::atoi(entry->d_name) <= 0) continue;
+        char program[4096];
+        const ssize_t n = readlink(("/proc/" + std::string(entry->d_name) + "/exe").c_str(), program, sizeof program - 1);
+        if (n <= 0) continue;
+        program[n] = '\0';
+        const std::string found(program);
+        count += found.size() >= name.size() && found.compare(found.size() - name.size(), name.size(), name) == 0;
+    }
+    if (proc) closedir(proc);
+    return count;
+}
+
+bool eventually(const std::function<bool()>& condition)
+{
+    for (int i = 0; i < 100; ++i) {
+        if (condition()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return condition();
+}
+
+}  // namespace
+
+TEST_CASE("the sandbox says what holds and what this machine could not give")
+{
+    const workbook::Sandbox& box = workbook::runner_sandbox();
+    MESSAGE("runner sandbox here: " << box.description);
+    for (const std::string& missing : box.missing) MESSAGE("not here: " << missing);
+    CHECK(!box.description.empty());
+    // Without a PID namespace the checker must reap instead; one of the two always holds.
+    CHECK((box.reaper || box.description.find("PID namespace") != std::string::npos));
+    if (geteuid() == 0 && !box.reaper) CHECK(box.as_nobody);
+}
+
+TEST_CASE("a runner starts, lists its functions and exits when asked")
+{
+    workbook::remote::Runner runner(WORKBOOK_EMPTY_RUNNER_PATH, "the empty runner");
+    CHECK_FALSE(runner.defines("launch_vector_add"));
+    CHECK(runner.finish() == 0);
+    CHECK(eventually([] { return running(WORKBOOK_EMPTY_RUNNER_PATH) == 0; }));
+}
+
+TEST_CASE("a process the runner's code leaves behind ends with the runner")
+{
+    const std::string program = WORKBOOK_LEAKY_RUNNER_PATH;
+    workbook::remote::Runner runner(program, "your code");
+    CHECK_FALSE(runner.defines("anything"));
+    // The runner and the process it left, asleep in a session of its own.
+    REQUIRE(eventually([&] { return running(program) >= 2; }));
+    runner.stop();
+    CHECK(eventually([&] { return running(program) == 0; }));
+}
