@@ -4,9 +4,10 @@
 ///
 /// A checker declares *probes*: named pieces of GPU work, such as "launch the student's transpose
 /// once at 4096 x 4096". A test then starts the checker's own executable again, as
-/// `checker --workbook-probe=NAME`, under `ncu` or `compute-sanitizer`, and reads what the tool
-/// found. The probe runs in a child process, so the tool sees only that work and a fault in it
-/// cannot take the checker down.
+/// `checker --workbook-probe=NAME`, which starts its runner (the process that holds the student's
+/// code, remote.hpp) under `ncu` or `compute-sanitizer` inside the runner's sandbox, and reads
+/// what the tool found. The tool sees only the student's work, and a fault in it cannot take the
+/// checker down.
 ///
 /// A probe names the compute-sanitizer tools its tests run on it. A checker that runs all its
 /// tests starts those runs in the background as it starts (start_tool_runs_early), so that they
