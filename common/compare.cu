@@ -152,15 +152,17 @@ namespace {
 // the others. The bound is computed without fused multiply-adds, rounded as the host rounds it,
 // so that both sides judge every element alike; an output the GPU fails is compared again on
 // the host anyway.
-__global__ void compare_kernel(const float* got, const double* expected, std::size_t n, double abs,
+template <class Expected>
+__global__ void compare_kernel(const float* got, const Expected* expected, std::size_t n, double abs,
                                double rel, unsigned long long* bad, unsigned long long* largest_error)
 {
     unsigned long long local_bad = 0;
     double local_largest = 0;
     for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-        const double error = fabs(__dsub_rn(static_cast<double>(got[i]), expected[i]));
-        if (error <= __dadd_rn(abs, __dmul_rn(rel, fabs(expected[i])))) local_largest = fmax(local_largest, error);
+        const double reference = expected[i];
+        const double error = fabs(__dsub_rn(static_cast<double>(got[i]), reference));
+        if (error <= __dadd_rn(abs, __dmul_rn(rel, fabs(reference)))) local_largest = fmax(local_largest, error);
         else ++local_bad;  // NaN, the poison, lands here too
     }
     for (int offset = 16; offset > 0; offset /= 2) {
@@ -174,18 +176,18 @@ __global__ void compare_kernel(const float* got, const double* expected, std::si
     }
 }
 
-}  // namespace
-
-Comparison compare_on_device(const std::string& name, const float* got, const Reference& expected, Shape shape,
-                             const Tolerance& tolerance)
+// compare_on_device's work for a reference of either precision; `host_expected` reads the
+// reference back, only when an element fails.
+template <class Expected, class HostExpected>
+Comparison compare_on_gpu(const std::string& name, const float* got, const Expected* expected, Shape shape,
+                          const Tolerance& tolerance, HostExpected host_expected)
 {
     const std::size_t n = shape.count();
-    if (expected.size() != n) throw std::invalid_argument("compare_on_device: the reference's size is not the output's");
     DeviceBuffer<unsigned long long> counts(2);  // failing elements, the largest error's bits
     counts.fill_bytes(0);
     if (n > 0) {
         const int blocks = static_cast<int>(std::min<std::size_t>((n + 255) / 256, 4096));
-        compare_kernel<<<blocks, 256>>>(got, expected.device(), n, tolerance.abs, tolerance.rel, counts.data(),
+        compare_kernel<<<blocks, 256>>>(got, expected, n, tolerance.abs, tolerance.rel, counts.data(),
                                         counts.data() + 1);
         CUDA_CHECK_LAUNCH("the judge's comparison with the reference");
     }
@@ -194,7 +196,7 @@ Comparison compare_on_device(const std::string& name, const float* got, const Re
         // Read back and compared again on the host, which names every failure.
         std::vector<float> host(n);
         CUDA_CHECK(cudaMemcpy(host.data(), got, n * sizeof(float), cudaMemcpyDeviceToHost));
-        return compare(name, host, expected.host(), shape, tolerance);
+        return compare(name, host, host_expected(), shape, tolerance);
     }
     Comparison comparison;
     comparison.name = name;
@@ -202,6 +204,26 @@ Comparison compare_on_device(const std::string& name, const float* got, const Re
     comparison.tolerance = tolerance;
     std::memcpy(&comparison.max_error, &result[1], sizeof(double));
     return comparison;
+}
+
+}  // namespace
+
+Comparison compare_on_device(const std::string& name, const float* got, const Reference& expected, Shape shape,
+                             const Tolerance& tolerance)
+{
+    if (expected.size() != shape.count())
+        throw std::invalid_argument("compare_on_device: the reference's size is not the output's");
+    return compare_on_gpu(name, got, expected.device(), shape, tolerance, [&] { return expected.host(); });
+}
+
+Comparison compare_on_device(const std::string& name, const float* got, const float* expected, Shape shape,
+                             const Tolerance& tolerance)
+{
+    return compare_on_gpu(name, got, expected, shape, tolerance, [&] {
+        std::vector<float> values(shape.count());
+        CUDA_CHECK(cudaMemcpy(values.data(), expected, values.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        return std::vector<double>(values.begin(), values.end());
+    });
 }
 
 }  // namespace workbook

@@ -231,4 +231,16 @@ void spot_check(const Values& values, std::size_t rows, std::size_t cols, OnCpu 
 Comparison compare_on_device(const std::string& name, const float* got, const Reference& expected, Shape shape,
                              const Tolerance& tolerance);
 
+/// \brief Compares an output in device memory with another float output there, on the GPU, as
+/// compare_on_device does with a float64 reference (the judge sets a timed run's output beside
+/// the reference solution's for the same input).
+/// \param name the output's name in the lab
+/// \param got the output, shape.count() floats in device memory
+/// \param expected the other output, shape.count() floats in device memory
+/// \param shape how to name elements
+/// \param tolerance the bound, with its reason
+/// \snippet common/judge.cu fresh inputs
+Comparison compare_on_device(const std::string& name, const float* got, const float* expected, Shape shape,
+                             const Tolerance& tolerance);
+
 }  // namespace workbook

@@ -52,29 +52,13 @@ __global__ void fill_uniform_kernel(float* values, std::size_t n, std::uint64_t 
     }
 }
 
-// Counts the elements of `got` outside the bound around `expected` (NaN counts): a timed run's
-// output against the reference solution's on the same input.
-__global__ void count_outside_kernel(const float* got, const float* expected, std::size_t n, double abs,
-                                     double rel, unsigned long long* count)
-{
-    unsigned long long local = 0;
-    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-        const double e = expected[i];
-        local += !(fabs(static_cast<double>(got[i]) - e) <= abs + rel * fabs(e));
-    }
-    for (int offset = 16; offset > 0; offset /= 2) local += __shfl_down_sync(0xffffffffu, local, offset);
-    if (threadIdx.x % 32 == 0 && local > 0) atomicAdd(count, local);
-}
-
 int grid_for(std::size_t n) { return static_cast<int>(std::min<std::size_t>((n + 255) / 256, 4096)); }
 
 std::size_t count_differences(const float* a, const float* b, std::size_t n, DeviceBuffer<unsigned long long>& count)
 {
     count.fill_bytes(0);
     if (n > 0) {
-        const int blocks = static_cast<int>(std::min<std::size_t>((n + 255) / 256, 4096));
-        count_differences_kernel<<<blocks, 256>>>(reinterpret_cast<const unsigned*>(a),
+        count_differences_kernel<<<grid_for(n), 256>>>(reinterpret_cast<const unsigned*>(a),
                                                   reinterpret_cast<const unsigned*>(b), n, count.data());
         CUDA_CHECK_LAUNCH("the judge's comparison of two outputs");
     }
@@ -277,22 +261,13 @@ private:
 
 // Whether a timed run's output matches the reference solution's on the same input, within twice
 // the call's tolerance (each is within the tolerance of the exact result); a report if not.
-std::string against_reference_output(const Call& call, const float* got, const float* expected,
-                                     DeviceBuffer<unsigned long long>& count)
+std::string against_reference_output(const Call& call, const float* got, const float* expected)
 {
-    const std::size_t n = call.shape.count();
-    count.fill_bytes(0);
     const Tolerance twice{2 * call.tolerance.abs, 2 * call.tolerance.rel,
                           "twice the tolerance (" + call.tolerance.why + "): your output and the reference "
                           "solution's are each within it of the exact result"};
-    count_outside_kernel<<<grid_for(n), 256>>>(got, expected, n, twice.abs, twice.rel, count.data());
-    CUDA_CHECK_LAUNCH("the judge's comparison with the reference's output");
-    if (count.download()[0] == 0) return "";
-    std::vector<float> mine(n), theirs(n);
-    CUDA_CHECK(cudaMemcpy(mine.data(), got, n * sizeof(float), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(theirs.data(), expected, n * sizeof(float), cudaMemcpyDeviceToHost));
-    return compare(call.output, mine, std::vector<double>(theirs.begin(), theirs.end()), call.shape, twice)
-        .report();
+    const Comparison comparison = compare_on_device(call.output, got, expected, call.shape, twice);
+    return comparison.ok() ? "" : comparison.report();
 }
 
 }  // namespace
@@ -364,7 +339,6 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
     const std::size_t count = yours.shape.count();
     FreshInputs fresh(yours.inputs);
     Output theirs_out(yours);  // the reference's output for the same input
-    DeviceBuffer<unsigned long long> outside(1);
 
     int run = 0;
     TimingOptions checked;
@@ -386,7 +360,7 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
             theirs_out.poison();
             reference(theirs_out.data());
             CUDA_CHECK_LAUNCH("the reference solution");
-            const std::string wrong = against_reference_output(yours, out.data(), theirs_out.data(), outside);
+            const std::string wrong = against_reference_output(yours, out.data(), theirs_out.data());
             if (!wrong.empty())
                 throw TimedRunFailed{where + ": the output is wrong for this run's input, fresh random values "
                                      "that no earlier run had, although the runs before timing were right. "

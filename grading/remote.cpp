@@ -30,7 +30,6 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -101,6 +100,15 @@ std::string runnable_copy(const std::string& program)
     return copy;
 }
 
+// Waits up to `ms` milliseconds for `pid` to end: its pid then, or 0.
+pid_t wait_a_while(pid_t pid, int& status, int ms)
+{
+    pid_t done = 0;
+    for (int waited = 0; (done = waitpid(pid, &status, WNOHANG)) == 0 && waited < ms; waited += 10)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return done;
+}
+
 std::string describe_status(int status)
 {
     if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
@@ -115,7 +123,10 @@ std::string describe_status(int status)
 
 }  // namespace
 
-Runner::Runner(std::string program, std::string who) : program_(std::move(program)), who_(std::move(who)) {}
+Runner::Runner(std::string program, std::string who, std::vector<std::string> tool)
+    : program_(std::move(program)), who_(std::move(who)), tool_(std::move(tool))
+{
+}
 
 Runner::~Runner() { stop(); }
 
@@ -129,14 +140,10 @@ void Runner::start()
         for (const std::string& missing : sandbox.missing) std::printf("runner sandbox: not here: %s\n", missing.c_str());
         std::fflush(stdout);
     }
-    const bool student = who_ == "your code";
-    std::vector<std::string> argv = sandbox.prefix;
-    const std::vector<std::string> tool = student ? runner_tool() : std::vector<std::string>{};
-    if (!tool.empty() && tool[0].find("ncu") != std::string::npos && sandbox.as_nobody) {
-        // Nsight Compute reads the counters only as root: the profiling run keeps the namespaces.
-        argv.resize(argv.size() - 5);
-    }
-    argv.insert(argv.end(), tool.begin(), tool.end());
+    std::vector<std::string> argv = sandbox.spaces;
+    // Nsight Compute reads the counters only as root: a profiling run keeps the namespaces only.
+    if (tool_.empty() || tool_[0].find("ncu") == std::string::npos) argv.insert(argv.end(), sandbox.user.begin(), sandbox.user.end());
+    argv.insert(argv.end(), tool_.begin(), tool_.end());
     argv.push_back(sandbox.as_nobody ? runnable_copy(program_) : program_);
 
     int pair[2];
@@ -185,10 +192,8 @@ void Runner::start()
 void Runner::lost(const std::string& during)
 {
     int status = 0;
-    pid_t done = 0;
     // The runner may close its end without exiting: wait a little, then end it.
-    for (int i = 0; i < 200 && (done = waitpid(pid_, &status, WNOHANG)) == 0; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const pid_t done = wait_a_while(pid_, status, 2000);
     std::string what;
     if (done == pid_) {
         what = describe_status(status);
@@ -275,10 +280,7 @@ int Runner::finish()
     // A tool wrapped around the runner writes its report as it exits: give it time, not forever
     // (compute-sanitizer also waits for every process the runner left, which this stop ends).
     int status = 0;
-    pid_t done = 0;
-    for (int i = 0; i < 1000 && (done = waitpid(pid_, &status, WNOHANG)) == 0; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (done != pid_) {
+    if (wait_a_while(pid_, status, 10000) != pid_) {
         stop();
         return 128 + SIGKILL;
     }
@@ -304,7 +306,7 @@ void Runner::stop()
 
 Runner& student_runner()
 {
-    static Runner runner(this_program() + "_runner", "your code");
+    static Runner runner(this_program() + "_runner", "your code", runner_tool());
     return runner;
 }
 

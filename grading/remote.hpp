@@ -48,7 +48,8 @@ public:
     /// \brief A runner of this executable, not started yet.
     /// \param program the runner's path
     /// \param who its name in messages, e.g. "your code"
-    Runner(std::string program, std::string who);
+    /// \param tool the command words of a tool to run it under (compute-sanitizer, ncu), or none
+    Runner(std::string program, std::string who, std::vector<std::string> tool = {});
     ~Runner();
     Runner(const Runner&) = delete;
     Runner& operator=(const Runner&) = delete;
@@ -87,6 +88,7 @@ private:
     [[noreturn]] void lost(const std::string& during);
 
     std::string program_, who_;
+    std::vector<std::string> tool_;
     pid_t pid_ = -1;
     int socket_ = -1;
     bool record_pending_ = false;

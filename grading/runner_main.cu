@@ -136,7 +136,7 @@ bool serve_call(int socket, wire::Reader& request, bool ping)
     const bool profile = !ping && request.get<unsigned char>() != 0;
 
     wire::Message done(wire::Op::done);
-    wire::Message result(wire::Op::done);  // the result's bytes, appended to done when all went well
+    wire::Message result;  // the result's fields, appended to done when all went well
     wire::Status status = wire::Status::ok;
     cudaError_t code = cudaSuccess;
     std::string text;
@@ -203,7 +203,7 @@ bool serve_call(int socket, wire::Reader& request, bool ping)
     done.put(static_cast<unsigned char>(status == wire::Status::cuda_error && is_sticky(code)));
     done.put_string(text);
     done.put(reported_ms);
-    if (status == wire::Status::ok) done.put_bytes(result.bytes().data() + 1, result.bytes().size() - 1);
+    if (status == wire::Status::ok) done.put_bytes(result.bytes().data(), result.bytes().size());
     if (!wire::send(socket, done)) return false;
 
     wire::Message record(wire::Op::record);

@@ -65,7 +65,7 @@ Sandbox find_sandbox()
     const std::string unshare = find_tool("unshare"), setpriv = find_tool("setpriv"), bwrap = find_tool("bwrap");
 
     // Level 1 and 3: namespaces for processes and the network.
-    std::vector<std::string> spaces;
+    std::vector<std::string>& spaces = box.spaces;
     bool network = false, read_only = false;
     const std::vector<std::string> pid_space = {"--pid", "--fork", "--kill-child", "--mount-proc"};
     if (root && !unshare.empty()) {
@@ -95,7 +95,7 @@ Sandbox find_sandbox()
     }
 
     // Level 2: another user (root only), else the read-only view bubblewrap gave.
-    std::vector<std::string> user;
+    std::vector<std::string>& user = box.user;
     const passwd* nobody = getpwnam("nobody");
     if (root && !setpriv.empty() && nobody != nullptr) {
         user = {setpriv, "--reuid=" + std::to_string(nobody->pw_uid), "--regid=" + std::to_string(nobody->pw_gid),
@@ -103,7 +103,6 @@ Sandbox find_sandbox()
         if (succeeds(spaces + user)) box.as_nobody = true;
         else user.clear();
     }
-    box.prefix = spaces + user;
 
     std::vector<std::string> holds;
     if (!spaces.empty()) holds.push_back("its own PID namespace");

@@ -25,7 +25,8 @@ namespace workbook {
 
 /// \brief The sandbox this machine gives the runner.
 struct Sandbox {
-    std::vector<std::string> prefix;   ///< the command words that go before the runner's
+    std::vector<std::string> spaces;   ///< the command words that give the namespaces (or none)
+    std::vector<std::string> user;     ///< the words that follow them to switch to nobody (or none)
     std::vector<std::string> missing;  ///< one line per level this machine could not give
     std::string description;           ///< one line: what holds, e.g. "PID namespace, user nobody, no network"
     bool reaper = false;               ///< no PID namespace: the checker reaps and kills what is left

@@ -53,6 +53,8 @@ public:
     /// \brief Starts a message of this kind.
     /// \param op what it asks or answers
     explicit Message(Op op) { put(op); }
+    /// \brief A part of a message, with no kind of its own: fields to append to one (put_bytes).
+    Message() = default;
     /// \brief Appends raw bytes.
     /// \param data where they are
     /// \param size how many
