@@ -290,6 +290,10 @@ int main(int argc, char** argv)
     const bool needs_device = !workbook::wants_only_information(argc, argv);
 #endif
     if (needs_device) {
+#ifndef WORKBOOK_CHECKER_WITHOUT_GPU
+        // The runners start CUDA while this process does: a lab's run needs both.
+        workbook::remote::start_runners_early(workbook::runs_every_test(argc, argv));
+#endif
         const workbook::DeviceProbe probe = workbook::probe_device();
         if (probe.status != workbook::DeviceProbe::Status::ok) {
             std::fprintf(stderr, "%s\nNo test was run: every GPU test is skipped, none passed.\n",

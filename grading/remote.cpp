@@ -17,6 +17,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -130,7 +131,23 @@ Runner::Runner(std::string program, std::string who, std::vector<std::string> to
 
 Runner::~Runner() { stop(); }
 
+void Runner::start_early()
+{
+    if (pid_ < 0) launch();
+}
+
 void Runner::start()
+{
+    if (pid_ < 0) launch();
+    if (greeted_) return;
+    greeted_ = true;
+    wire::Reader hello;
+    if (!wire::receive(socket_, hello)) lost("its start (before the first test could call it)");
+    if (hello.get<wire::Op>() != wire::Op::hello) lost("its start");
+    for (auto count = hello.get<std::uint32_t>(); count > 0; --count) defined_.insert(hello.get_string());
+}
+
+void Runner::launch()
 {
     const Sandbox& sandbox = runner_sandbox();
     static bool told = false;
@@ -169,6 +186,8 @@ void Runner::start()
     if (pid == 0) {
         // Only async-signal-safe calls between fork and exec.
         if (sandbox.reaper) setsid();  // its own session, which kill_descendants ends
+        // Killed with the checker (by a grader's timeout, say), and so is the namespace below it.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         // The runner gets its socket and the standard streams, no other descriptor of the
         // judge's (the results pipe above all).
         if (pair[1] != kRunnerFd) dup2(pair[1], kRunnerFd);
@@ -182,11 +201,8 @@ void Runner::start()
     pid_ = pid;
     socket_ = pair[0];
     record_pending_ = false;
+    greeted_ = false;
     defined_.clear();
-    wire::Reader hello;
-    if (!wire::receive(socket_, hello)) lost("its start (before the first test could call it)");
-    if (hello.get<wire::Op>() != wire::Op::hello) lost("its start");
-    for (auto count = hello.get<std::uint32_t>(); count > 0; --count) defined_.insert(hello.get_string());
 }
 
 void Runner::lost(const std::string& during)
@@ -208,13 +224,13 @@ void Runner::lost(const std::string& during)
 
 bool Runner::defines(const std::string& name)
 {
-    if (pid_ < 0) start();
+    start();
     return defined_.count(name) > 0;
 }
 
 wire::Reader Runner::call(const wire::Message& request, const std::string& name)
 {
-    if (pid_ < 0) start();
+    start();
     if (record_pending_) read_record();
     // The judge's own work (poison, inputs, guards) is finished before the call starts: a call
     // that runs on a stream of its own sees it done.
@@ -294,11 +310,15 @@ void Runner::stop()
     if (socket_ >= 0) ::close(socket_);
     socket_ = -1;
     if (pid_ > 0) {
+        // The namespace's first process (the runner, or a tool wrapped around it) ends every
+        // process of the namespace as it dies, without relying on its death signal.
+        if (!runner_sandbox().spaces.empty()) kill_children(pid_);
         kill(pid_, SIGKILL);
         while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
         }
     }
     pid_ = -1;
+    greeted_ = false;
     record_pending_ = false;
     recorded_ = LaunchRecord{};
     if (runner_sandbox().reaper) kill_descendants();
@@ -320,6 +340,12 @@ Runner& reference_runner()
 {
     static Runner runner(reference_program(), "the reference solution");
     return runner;
+}
+
+void start_runners_early(bool reference)
+{
+    student_runner().start_early();
+    if (reference && !reference_program().empty()) reference_runner().start_early();
 }
 
 void finish_reference_runner()
@@ -360,18 +386,20 @@ void charge(double judged, double reported)
 double round_trip_ms()
 {
     static const double measured = [] {
-        Runner empty(WORKBOOK_EMPTY_RUNNER, "the empty runner");
+        // Pinged on the reference solution's runner: the same dispatcher, and no student code
+        // that could slow the pings down to have its own calls credited with less.
+        if (reference_program().empty()) throw std::runtime_error("checker bug: no reference runner was built");
+        Runner& trusted = reference_runner();
         DeviceBuffer<unsigned char> touch(1 << 20);
         std::vector<double> ms;
         constexpr int kWarmup = 5, kTimed = 41;
         for (int i = 0; i < kWarmup + kTimed; ++i) {
             // As before a timed call: the judge's own GPU work (an L2 flush, say) just done.
             CUDA_CHECK(cudaMemsetAsync(touch.data(), i, touch.bytes()));
-            empty.call(wire::Message(wire::Op::ping), "a ping");
-            if (i >= kWarmup) ms.push_back(empty.last_call_ms());
-            empty.take_record();
+            trusted.call(wire::Message(wire::Op::ping), "a ping");
+            if (i >= kWarmup) ms.push_back(trusted.last_call_ms());
+            trusted.take_record();
         }
-        empty.finish();
         const Summary trip = summarize(ms);
         std::printf("round trip to a runner: %.4f ms (median of %zu, spread %.1f%%): taken off each timed call of "
                     "your code\n", trip.median, trip.count, 100.0 * trip.spread());

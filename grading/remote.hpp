@@ -54,6 +54,10 @@ public:
     Runner(const Runner&) = delete;
     Runner& operator=(const Runner&) = delete;
 
+    /// \brief Starts the runner's process without waiting for it, so that its start (CUDA's
+    /// above all) overlaps the checker's own; the first call waits for it.
+    void start_early();
+
     /// \brief Whether the student's file defines this API function (starts the runner).
     /// \param name the function's name
     bool defines(const std::string& name);
@@ -83,7 +87,8 @@ public:
     void stop();
 
 private:
-    void start();
+    void start();   // launches if needed, then waits for the runner's hello
+    void launch();  // starts the process
     void read_record();
     [[noreturn]] void lost(const std::string& during);
 
@@ -91,6 +96,7 @@ private:
     std::vector<std::string> tool_;
     pid_t pid_ = -1;
     int socket_ = -1;
+    bool greeted_ = false;  // its hello (the functions it defines) was read
     bool record_pending_ = false;
     double last_ms_ = 0, reported_ms_ = 0;
     LaunchRecord recorded_;
@@ -103,6 +109,11 @@ Runner& student_runner();
 /// \brief The runner of the reference solution: the same runner, built from solutions/. The
 /// reference is timed there, exactly as the student's code is (time_call in judge.hpp).
 Runner& reference_runner();
+
+/// \brief Starts the student's runner, and the reference's if asked, without waiting for either:
+/// their start overlaps the checker's own (a whole lab's run, where both are needed).
+/// \param reference also the reference solution's runner
+void start_runners_early(bool reference);
 
 /// \brief Asks the reference's runner to exit, if one was started.
 void finish_reference_runner();
@@ -120,9 +131,9 @@ Runner& target_runner();
 /// \param calls code that calls API functions
 void as_reference(const std::function<void()>& calls);
 
-/// \brief The time of an empty round trip to a runner that holds no student code, in
-/// milliseconds: the median of many pings, measured once per process on the judge's clock
-/// exactly as a call is timed. A timed call is charged its time less this.
+/// \brief The time of an empty round trip to a runner, in milliseconds: the median of many
+/// pings to the reference solution's runner (no student code there), measured once per process
+/// on the judge's clock exactly as a call is timed. A timed call is charged its time less this.
 double round_trip_ms();
 
 /// \brief Counts a call, and its time, towards the timed run under way (time_gpu reads them

@@ -100,8 +100,20 @@ Sandbox find_sandbox()
     if (root && !setpriv.empty() && nobody != nullptr) {
         user = {setpriv, "--reuid=" + std::to_string(nobody->pw_uid), "--regid=" + std::to_string(nobody->pw_gid),
                 "--clear-groups", "--no-new-privs"};
-        if (succeeds(spaces + user)) box.as_nobody = true;
-        else user.clear();
+        // A change of user clears the death signal `unshare --kill-child` gave the namespace's
+        // first process; `--pdeathsig keep` (util-linux 2.33) sets it again afterwards.
+        std::vector<std::string> keeping = user;
+        keeping.insert(keeping.begin() + 1, {"--pdeathsig", "keep"});
+        if (succeeds(spaces + keeping)) {
+            user = keeping;
+            box.as_nobody = true;
+        } else if (succeeds(spaces + user)) {
+            box.as_nobody = true;
+            box.missing.push_back("setpriv has no --pdeathsig (util-linux before 2.33): a runner whose checker is "
+                                  "killed may outlive it, with what it started");
+        } else {
+            user.clear();
+        }
     }
 
     std::vector<std::string> holds;
@@ -137,6 +149,43 @@ const Sandbox& runner_sandbox()
     return sandbox;
 }
 
+namespace {
+
+// Every process this one can see: its parent and its session, from /proc/PID/stat.
+struct Process {
+    pid_t parent = 0, session = 0;
+};
+
+std::map<pid_t, Process> processes()
+{
+    std::map<pid_t, Process> found;
+    DIR* proc = opendir("/proc");
+    if (proc == nullptr) return found;
+    while (dirent* entry = readdir(proc)) {
+        const pid_t pid = std::atoi(entry->d_name);
+        if (pid <= 0) continue;
+        std::ifstream stat("/proc/" + std::string(entry->d_name) + "/stat");
+        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+        const std::size_t close = text.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream fields(text.substr(close + 2));
+        char state;
+        pid_t group;
+        Process& process = found[pid];
+        fields >> state >> process.parent >> group >> process.session;
+    }
+    closedir(proc);
+    return found;
+}
+
+}  // namespace
+
+void kill_children(int parent)
+{
+    for (const auto& [pid, process] : processes())
+        if (process.parent == parent) kill(pid, SIGKILL);
+}
+
 void kill_descendants(int keep)
 {
     // Kill every descendant in another session than ours: the runner's (it starts a session of
@@ -146,23 +195,10 @@ void kill_descendants(int keep)
     for (int round = 0; round < 5; ++round) {
         std::map<pid_t, pid_t> parent;
         std::map<pid_t, pid_t> sessions;
-        DIR* proc = opendir("/proc");
-        if (proc == nullptr) return;
-        while (dirent* entry = readdir(proc)) {
-            const pid_t pid = std::atoi(entry->d_name);
-            if (pid <= 0) continue;
-            std::ifstream stat("/proc/" + std::string(entry->d_name) + "/stat");
-            std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-            const std::size_t close = text.rfind(')');
-            if (close == std::string::npos) continue;
-            std::istringstream fields(text.substr(close + 2));
-            char state;
-            pid_t ppid, group, sid;
-            fields >> state >> ppid >> group >> sid;
-            parent[pid] = ppid;
-            sessions[pid] = sid;
+        for (const auto& [pid, process] : processes()) {
+            parent[pid] = process.parent;
+            sessions[pid] = process.session;
         }
-        closedir(proc);
         std::vector<pid_t> killed;
         for (const auto& [pid, ppid] : parent) {
             if (pid == keep || sessions[pid] == session) continue;

@@ -7,7 +7,11 @@
 ///    too: double forks, `setsid` and orphans included (the kernel kills a namespace's processes
 ///    when its first process dies). As root through util-linux's `unshare --pid --fork
 ///    --kill-child --mount-proc`; otherwise through bubblewrap (`bwrap --unshare-pid`) or an
-///    unprivileged user namespace. Where none works, the checker becomes the reaper of its
+///    unprivileged user namespace. The chain holds when the checker itself is killed: `unshare`
+///    dies with the checker (PR_SET_PDEATHSIG), and the namespace's first process with `unshare`
+///    (`--kill-child`, kept across the change of user by `setpriv --pdeathsig keep`); the checker
+///    also kills that first process itself when it stops a runner, whatever runs as it (a tool
+///    such as compute-sanitizer, say). Where no namespace works, the checker becomes the reaper of its
 ///    orphans (PR_SET_CHILD_SUBREAPER) and kills every process left below it when the runner
 ///    stops.
 /// 2. **No write access to the grader's files**: as root, the runner runs as the user `nobody`
@@ -36,6 +40,11 @@ struct Sandbox {
 /// \brief The sandbox for runners on this machine, found once per process by trying each level.
 /// Setting WORKBOOK_SANDBOX=none turns it off (for debugging the workbook itself).
 const Sandbox& runner_sandbox();
+
+/// \brief Kills (SIGKILL) every child of a process: the namespace's first process, below the
+/// `unshare` the checker started, which takes every process of its namespace with it.
+/// \param parent the process whose children are killed
+void kill_children(int parent);
 
 /// \brief Kills every process below this one except `keep` (the reaper's last step).
 /// \param keep a process to spare (-1 for none)

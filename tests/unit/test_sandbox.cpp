@@ -7,6 +7,8 @@
 #include "grading/sandbox.hpp"
 
 #include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -73,5 +75,34 @@ TEST_CASE("a process the runner's code leaves behind ends with the runner")
     // The runner and the process it left, asleep in a session of its own.
     REQUIRE(eventually([&] { return running(program) >= 2; }));
     runner.stop();
+    CHECK(eventually([&] { return running(program) == 0; }));
+}
+
+TEST_CASE("a process left behind ends with the runner when a tool that waits for it runs first")
+{
+    // As compute-sanitizer does: the namespace's first process is the tool, which waits for
+    // the runner and every process it left, and was given no signal to die with its parent.
+    const std::string program = WORKBOOK_LEAKY_RUNNER_PATH;
+    workbook::remote::Runner runner(program, "your code", {"/bin/sh", "-c", "\"$0\"; wait; sleep 120"});
+    CHECK_FALSE(runner.defines("anything"));
+    REQUIRE(eventually([&] { return running(program) >= 2; }));
+    runner.stop();
+    CHECK(eventually([&] { return running(program) == 0; }));
+}
+
+TEST_CASE("a process left behind ends when the checker itself is killed")
+{
+    const std::string program = WORKBOOK_LEAKY_RUNNER_PATH;
+    const pid_t checker = fork();
+    REQUIRE(checker >= 0);
+    if (checker == 0) {
+        workbook::remote::Runner runner(program, "your code");
+        runner.defines("anything");
+        pause();
+        _exit(0);
+    }
+    REQUIRE(eventually([&] { return running(program) >= 2; }));
+    kill(checker, SIGKILL);  // as the grader ends a checker that ran past its time
+    waitpid(checker, nullptr, 0);
     CHECK(eventually([&] { return running(program) == 0; }));
 }
