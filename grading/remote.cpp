@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -33,6 +34,7 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 extern char** environ;
 
@@ -136,6 +138,29 @@ void Runner::start_early()
     if (pid_ < 0) launch();
 }
 
+void Runner::when_ready(std::function<void()> then)
+{
+    when_ready_ = std::move(then);
+}
+
+void Runner::end()
+{
+    if (pid_ < 0) return;
+    if (!tool_.empty()) {
+        finish();
+        return;
+    }
+    // Asked to exit, the runner lets go of the output first and then closes its socket: it is
+    // stopped once it has, so the grader waits neither for its exit nor for its GPU context.
+    if (record_pending_) read_record();
+    if (wire::send(socket_, wire::Message(wire::Op::exit))) {
+        wire::Reader ignored;
+        pollfd closed{socket_, POLLIN, 0};
+        if (poll(&closed, 1, 2000) > 0) wire::receive(socket_, ignored);
+    }
+    stop();
+}
+
 void Runner::start()
 {
     if (pid_ < 0) launch();
@@ -145,6 +170,7 @@ void Runner::start()
     if (!wire::receive(socket_, hello)) lost("its start (before the first test could call it)");
     if (hello.get<wire::Op>() != wire::Op::hello) lost("its start");
     for (auto count = hello.get<std::uint32_t>(); count > 0; --count) defined_.insert(hello.get_string());
+    if (when_ready_) std::exchange(when_ready_, nullptr)();
 }
 
 void Runner::launch()
@@ -345,12 +371,15 @@ Runner& reference_runner()
 void start_runners_early(bool reference)
 {
     student_runner().start_early();
-    if (reference && !reference_program().empty()) reference_runner().start_early();
+    // Started once the student's runner is up: CUDA starts one process at a time, and the
+    // first test needs the student's runner, the first timed one the reference's.
+    if (reference && !reference_program().empty()) student_runner().when_ready([] { reference_runner().start_early(); });
 }
 
-void finish_reference_runner()
+void end_runners()
 {
-    if (!reference_program().empty()) reference_runner().finish();
+    student_runner().end();
+    if (!reference_program().empty()) reference_runner().end();
 }
 
 Runner& target_runner() { return g_target ? *g_target : student_runner(); }

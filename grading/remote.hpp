@@ -58,6 +58,11 @@ public:
     /// above all) overlaps the checker's own; the first call waits for it.
     void start_early();
 
+    /// \brief Something to do once, as soon as the runner has said it is up (its first call
+    /// waits for that).
+    /// \param then what to do
+    void when_ready(std::function<void()> then);
+
     /// \brief Whether the student's file defines this API function (starts the runner).
     /// \param name the function's name
     bool defines(const std::string& name);
@@ -86,6 +91,11 @@ public:
     /// \brief Stops the runner and every process it started, at once.
     void stop();
 
+    /// \brief The end of a checker's run: finish() under a tool, which writes its report as the
+    /// runner exits; otherwise the runner lets go of the output and is stopped without waiting
+    /// for its exit.
+    void end();
+
 private:
     void start();   // launches if needed, then waits for the runner's hello
     void launch();  // starts the process
@@ -101,6 +111,7 @@ private:
     double last_ms_ = 0, reported_ms_ = 0;
     LaunchRecord recorded_;
     std::set<std::string> defined_;
+    std::function<void()> when_ready_;
 };
 
 /// \brief The runner that holds the student's code: `<this checker>_runner`, beside it.
@@ -115,8 +126,8 @@ Runner& reference_runner();
 /// \param reference also the reference solution's runner
 void start_runners_early(bool reference);
 
-/// \brief Asks the reference's runner to exit, if one was started.
-void finish_reference_runner();
+/// \brief Ends the student's runner and the reference's (Runner::end), at the end of a checker's run.
+void end_runners();
 
 /// \brief Where the reference's runner is (the generated forwarders set it, from the build).
 /// \param program its path

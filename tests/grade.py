@@ -303,12 +303,33 @@ def run_checker(binary, run, filters, env_extra, timeout_for, log, verbose):
                                   % rejected)
                     for event in accepted:
                         run.record(event)
-    proc.wait()
     events.close()
     proc.stdout.close()
-    run.returncode = proc.returncode
-    log.write("[checker exit status %s]\n" % proc.returncode)
+    if run.position >= len(run.tests) and proc.poll() is None:
+        # Every test reported and the output closed: what is left is CUDA tearing the process
+        # down, which the next lab need not wait for (reap_checkers waits at the end).
+        EXITING.append(proc)
+        log.write("[checker reported every test; its exit is awaited at the end]\n")
+    else:
+        proc.wait()
+        run.returncode = proc.returncode
+        log.write("[checker exit status %s]\n" % proc.returncode)
     copy_report_into_log(report, log)
+
+
+EXITING = []  # checkers that reported every test and are still exiting (run_checker)
+
+
+def reap_checkers(timeout=30):
+    """Waits for the checkers still exiting; one that takes longer than `timeout` is killed."""
+    deadline = time.monotonic() + timeout
+    while EXITING:
+        proc = EXITING.pop()
+        try:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def blame(run, allowed):
@@ -724,6 +745,7 @@ def grade(args):
         grade_lab(lab, build_dir, trusted_build_dir, "check_%s%s" % (lab.id, suffix), filters,
                   env_extra, device, args, out_dir, built)
 
+    reap_checkers()
     print("")
     for lab in labs:
         note = " (%s)" % lab.problem.splitlines()[0] if lab.problem else ""
