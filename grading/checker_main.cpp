@@ -257,6 +257,10 @@ int main(int argc, char** argv)
         const char* prefix = "--workbook-probe=";
         if (std::strncmp(argv[i], prefix, std::strlen(prefix)) != 0) continue;
         const std::string probe = argv[i] + std::strlen(prefix);
+#ifndef WORKBOOK_CHECKER_WITHOUT_GPU
+        // The tool wrapped around the runner (compute-sanitizer) starts while this process does.
+        workbook::remote::start_runners_early(false);
+#endif
         const workbook::DeviceProbe device = workbook::probe_device();
         if (device.status != workbook::DeviceProbe::Status::ok) {
             std::fprintf(stderr, "%s\nThe probe was not run.\n", device.message.c_str());
