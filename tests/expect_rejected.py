@@ -17,7 +17,8 @@ With it, the whole lab runs: exactly the `expect-fail` tests must fail, and they
 exactly that many points (bonus points included) - the grade a planted cheat must get. A correct
 answer written another way (own stream, managed memory, ...) says `// expect-lost: 0` and names
 no failing test: it must keep full marks. `// expect-no-process-left: TEXT` also checks, once
-the lab is graded, that no process whose program path contains TEXT is still running.
+the lab is graded, that no process whose program path contains TEXT is still running, and
+`// expect-unchanged: PATH` that the file PATH (relative to the build folder) is as it was before.
 
 A variant with `// expect-build-error: MESSAGE` must not build at all (it uses a library the labs
 forbid, or calls the reference solution): --build-error builds it and expects the build to fail saying MESSAGE. That needs no GPU.
@@ -25,6 +26,7 @@ forbid, or calls the reference solution): --build-error builds it and expects th
 Exit 77 (skipped) without a GPU, like the checkers.
 """
 import argparse
+import hashlib
 import os
 import re
 import subprocess
@@ -44,13 +46,23 @@ def variant_file(lab, variant):
 
 
 def expectations(path):
-    found = {"fail": [], "message": [], "pass": [], "lost": [], "build-error": [], "no-process-left": []}
+    found = {"fail": [], "message": [], "pass": [], "lost": [], "build-error": [], "no-process-left": [],
+             "unchanged": []}
     with open(path) as f:
         for line in f:
-            m = re.match(r"\s*//\s*expect-(fail|message|pass|lost|build-error|no-process-left):\s*(.+?)\s*$", line)
+            m = re.match(r"\s*//\s*expect-(fail|message|pass|lost|build-error|no-process-left|unchanged):\s*(.+?)\s*$", line)
             if m:
                 found[m.group(1)].append(m.group(2))
     return found
+
+
+def fingerprint(path):
+    """A file's SHA-256, or None where there is no such file."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
 
 
 def check_build_error(build_dir, lab, variant, messages):
@@ -94,6 +106,7 @@ def main():
         if any("," in name or "*" in name or "?" in name for name in named):
             sys.exit("test names used in variant headers must not contain ',', '*' or '?': %s" % named)
         argv += ["--test", ",".join(named)]
+    files = {path: fingerprint(os.path.join(a.build_dir, path)) for path in expect["unchanged"]}
     labs, device, seed, status = grade.grade(grade.parse_args(argv))
     if not device.get("ok"):
         return grade.EXIT_NO_DEVICE
@@ -130,6 +143,9 @@ def main():
         left = processes_running(marker)
         if left:
             problems.append("processes of the variant outlived its grading: %s" % "; ".join(left))
+    for path, before in files.items():
+        if fingerprint(os.path.join(a.build_dir, path)) != before:
+            problems.append("the variant changed %s (it must not be able to write the grader's files)" % path)
     if problems:
         print("\nVARIANT %s NOT REJECTED AS EXPECTED (seed %d):\n  %s" % (a.variant, seed, "\n  ".join(problems)))
         return 1
