@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <pwd.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -30,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -101,6 +103,30 @@ std::string runnable_copy(const std::string& program)
     out.close();
     chmod(copy.c_str(), 0755);
     return copy;
+}
+
+// A folder for this checker's runners as the user nobody, removed when the checker exits.
+const std::string& runner_home()
+{
+    struct Home {
+        std::string path = "/nonexistent";  // where no folder could be made: nothing to write
+        std::string made;
+        Home()
+        {
+            char dir[] = "/tmp/workbook-home-XXXXXX";
+            const passwd* nobody = getpwnam("nobody");
+            if (nobody == nullptr || mkdtemp(dir) == nullptr) return;
+            made = dir;
+            if (chown(dir, nobody->pw_uid, nobody->pw_gid) == 0) path = made;
+        }
+        ~Home()
+        {
+            std::error_code ignored;
+            if (!made.empty()) std::filesystem::remove_all(made, ignored);
+        }
+    };
+    static const Home home;
+    return home.path;
 }
 
 // Waits up to `ms` milliseconds for `pid` to end: its pid then, or 0.
@@ -184,8 +210,9 @@ void Runner::launch()
         std::fflush(stdout);
     }
     std::vector<std::string> argv = sandbox.spaces;
-    // Nsight Compute reads the counters only as root: a profiling run keeps the namespaces only.
-    if (tool_.empty() || tool_[0].find("ncu") == std::string::npos) argv.insert(argv.end(), sandbox.user.begin(), sandbox.user.end());
+    // Every runner runs as the sandbox's user, under a tool too (Nsight Compute included: the
+    // student's static initializers run inside whatever it starts).
+    argv.insert(argv.end(), sandbox.user.begin(), sandbox.user.end());
     argv.insert(argv.end(), tool_.begin(), tool_.end());
     argv.push_back(sandbox.as_nobody ? runnable_copy(program_) : program_);
 
@@ -195,7 +222,10 @@ void Runner::launch()
     // Nothing of the judge's settings (the seed, the ceilings) reaches the runner.
     std::vector<std::string> environment;
     for (char** e = environ; *e != nullptr; ++e)
-        if (std::strncmp(*e, "WORKBOOK_", 9) != 0) environment.push_back(*e);
+        if (std::strncmp(*e, "WORKBOOK_", 9) != 0 && !(sandbox.as_nobody && std::strncmp(*e, "HOME=", 5) == 0))
+            environment.push_back(*e);
+    // The user nobody gets a home of its own, where a tool (ncu) keeps its settings.
+    if (sandbox.as_nobody) environment.push_back("HOME=" + runner_home());
     constexpr int kRunnerFd = 3;
     environment.push_back("WORKBOOK_RUNNER_FD=" + std::to_string(kRunnerFd));
 
