@@ -826,6 +826,7 @@ def run_on_slurm(args, argv):
                                   "--runner", "local"], name="workbook-grade")
     except slurm.SlurmError as e:
         sys.exit(str(e))
+    print(slurm.process_tracking())
     print("$ %s" % " ".join(cmd), flush=True)
     proc = subprocess.Popen(cmd)
     # ^C reaches srun from the terminal too; a signal sent to this process alone is passed on.

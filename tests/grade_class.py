@@ -648,6 +648,7 @@ def submit(todo, args, seed, out_dir, record):
                        "labs": record["labs"],
                        "students": [{"name": s.name, "path": s.path} for s in todo]})
     settings = slurm_settings(args)
+    say(slurm.process_tracking())
     job = slurm.submit_array(len(todo), settings, "grade-class",
                              os.path.join(out_dir, "slurm", "%A_%a.log"),
                              [sys.executable, TASK_PY, tasks], grade.SOURCE_DIR, args.concurrency)

@@ -348,6 +348,8 @@ class GradingAClassOnSlurm(unittest.TestCase):
         self.assertEqual(status, EXIT_SKIP, "every student graded, no GPU: 77")
         self.assertRegex(output, r"Slurm job \d+: 2 tasks \(--time=5 --cpus-per-task=1\), one per student")
         self.assertEqual(output.count("one per student;"), 1, "one sbatch")
+        # The cluster's own tracking of leftover processes is named (this test's: linuxproc).
+        self.assertIn("Slurm: proctrack/linuxproc", output)
         self.assertRegex(output, r"Slurm job \d+: \d done, \d running, \d pending, \d failed")
         self.assertRegex(output, r"Slurm job \d+: 2 done, 0 running, 0 pending, 0 failed")
         with open(os.path.join(self.out, "slurm", "tasks-1.json")) as f:

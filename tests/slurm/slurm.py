@@ -6,6 +6,7 @@
     task_states(job, count)                  each array task's state, from squeue, then sacct
     cancel(job)                              scancel, and wait until none of its tasks is left
     srun_command(settings, command)          a command run on a GPU of the cluster, output live
+    process_tracking()                       one line: whether Slurm itself ends what a task leaves
 
 A task's state is Slurm's own word: PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, CANCELLED,
 OUT_OF_MEMORY, NODE_FAIL, ... A task that Slurm no longer knows (squeue forgets a job MinJobAge
@@ -65,6 +66,22 @@ def run(cmd):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        errors="replace", stdin=subprocess.DEVNULL)
     return r.returncode, r.stdout, r.stderr.strip()
+
+
+def process_tracking():
+    """One line for the log: how this cluster ends the processes a task leaves (scontrol's
+    ProctrackType). The runner's own sandbox ends the student's processes in any case; with
+    proctrack/cgroup, Slurm's cgroup of the task does the same a second time."""
+    status, out, _ = run(["scontrol", "show", "config"])
+    m = re.search(r"^ProctrackType\s*=\s*(\S+)", out, re.M) if status == 0 else None
+    if m is None:
+        return "Slurm's process tracking could not be read (scontrol show config)"
+    if m.group(1) == "proctrack/cgroup":
+        return ("Slurm: proctrack/cgroup, so the task's cgroup also ends every process a student's "
+                "code leaves, besides the runner's sandbox")
+    return ("Slurm: %s, which loses a process that leaves its session (a double fork with setsid): "
+            "the runner's sandbox still ends it; proctrack/cgroup would end it a second time"
+            % m.group(1))
 
 
 def submit_array(count, settings, name, log_pattern, command, workdir, concurrency=None):
