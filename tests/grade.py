@@ -275,34 +275,41 @@ def run_checker(binary, run, filters, env_extra, timeout_for, log, verbose):
     selector.register(events, selectors.EVENT_READ, "events")
     selector.register(proc.stdout, selectors.EVENT_READ, "output")
     pending = b""
-    while selector.get_map():
-        # After the last test, the checker only has to exit: the floor is time enough.
-        allowed = timeout_for(run.tests[run.position]) if run.position < len(run.tests) else TIMEOUT_FLOOR
-        limit = allowed - (time.monotonic() - run.started)
-        if limit <= 0:
-            run.timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            break
-        for key, _ in selector.select(timeout=min(limit, 1.0)):
-            chunk = os.read(key.fileobj.fileno(), 65536)
-            if not chunk:
-                selector.unregister(key.fileobj)
-            elif key.data == "output":
-                text = chunk.decode("utf-8", "replace")
-                log.write(text)
-                if verbose:
-                    sys.stdout.write(text)
-                    sys.stdout.flush()
-            else:
-                pending += chunk
-                while b"\n" in pending:
-                    line, pending = pending.split(b"\n", 1)
-                    accepted, rejected = read_events(line, signing_key)
-                    if rejected:
-                        log.write("[grader: ignored %d result line(s) without this run's signature]\n"
-                                  % rejected)
-                    for event in accepted:
-                        run.record(event)
+    try:
+        while selector.get_map():
+            # After the last test, the checker only has to exit: the floor is time enough.
+            allowed = timeout_for(run.tests[run.position]) if run.position < len(run.tests) else TIMEOUT_FLOOR
+            limit = allowed - (time.monotonic() - run.started)
+            if limit <= 0:
+                run.timed_out = True
+                os.killpg(proc.pid, signal.SIGKILL)
+                break
+            for key, _ in selector.select(timeout=min(limit, 1.0)):
+                chunk = os.read(key.fileobj.fileno(), 65536)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                elif key.data == "output":
+                    text = chunk.decode("utf-8", "replace")
+                    log.write(text)
+                    if verbose:
+                        sys.stdout.write(text)
+                        sys.stdout.flush()
+                else:
+                    pending += chunk
+                    while b"\n" in pending:
+                        line, pending = pending.split(b"\n", 1)
+                        accepted, rejected = read_events(line, signing_key)
+                        if rejected:
+                            log.write("[grader: ignored %d result line(s) without this run's signature]\n"
+                                      % rejected)
+                        for event in accepted:
+                            run.record(event)
+    except BaseException:
+        # Interrupted (^C, SIGTERM, a closed output): the checker, in a session of its own, would
+        # otherwise run on with no one to stop a kernel that never ends.
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
     events.close()
     proc.stdout.close()
     if run.position >= len(run.tests) and proc.poll() is None:
@@ -842,6 +849,8 @@ def run_on_slurm(args, argv):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    # SIGTERM ends the run as ^C does, through the clean-up of a running checker.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     args = parse_args(argv)
     if shutil.which("cmake") is None:
         sys.exit("cmake is not installed: see README.md, Prerequisites")

@@ -43,6 +43,19 @@ FAIL_ALWAYS = {"fails with a message", "tries to forge a pass", "forges a pass o
 NO_DEVICE = "no CUDA device found"
 
 
+def processes_of(program):
+    """The pids of the running processes whose program is `program`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.readlink("/proc/%s/exe" % entry) == os.path.realpath(program):
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
 class GraderTest(unittest.TestCase):
     def setUp(self):
         tmp = tempfile.TemporaryDirectory()
@@ -141,6 +154,17 @@ class FaultsCostOnlyTheirOwnTest(GraderTest):
         self.assertLess(time.monotonic() - started, 15.0)
         self.assert_only_fault_fails(results, "hangs when FAKE_HANG is set")
         self.assertIn("timed out", results["hangs when FAKE_HANG is set"].output)
+
+    def test_an_interrupted_run_stops_its_checker(self):
+        # ^C, SIGTERM or a closed output while a checker runs: it runs in a session of its own,
+        # so the grader must stop it, or a kernel that never ends would run on.
+        def interrupt(test):
+            raise KeyboardInterrupt
+        with open(os.path.join(self.tmp, "run.log"), "w+") as log:
+            with self.assertRaises(KeyboardInterrupt):
+                grade.run_tests(FAKE, grade.list_tests(FAKE, []), [], {"FAKE_HANG": "1"}, 30.0, log, False,
+                                interrupt)
+        self.assertEqual(processes_of(FAKE), [])
 
     def test_hang_before_the_first_test_is_stopped_too(self):
         hangs = self.script("time.sleep(120)\n")
