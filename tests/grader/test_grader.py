@@ -60,6 +60,7 @@ class GraderTest(unittest.TestCase):
     def setUp(self):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
+        self.addCleanup(grade.reap_checkers)  # checkers that reported every test, still exiting
         self.tmp = tmp.name
 
     def grade_fake(self, faults=(), timeout=30.0, binary=None, tests=None):
