@@ -193,16 +193,12 @@ void kill_descendants(int keep)
     // checker starts itself stay in its session and are spared.
     const pid_t self = getpid(), session = getsid(0);
     for (int round = 0; round < 5; ++round) {
-        std::map<pid_t, pid_t> parent;
-        std::map<pid_t, pid_t> sessions;
-        for (const auto& [pid, process] : processes()) {
-            parent[pid] = process.parent;
-            sessions[pid] = process.session;
-        }
+        const std::map<pid_t, Process> all = processes();
+        const auto parent_of = [&](pid_t pid) { return all.count(pid) ? all.at(pid).parent : 0; };
         std::vector<pid_t> killed;
-        for (const auto& [pid, ppid] : parent) {
-            if (pid == keep || sessions[pid] == session) continue;
-            for (pid_t up = ppid; up > 1; up = parent.count(up) ? parent[up] : 0)
+        for (const auto& [pid, process] : all) {
+            if (pid == keep || process.session == session) continue;
+            for (pid_t up = process.parent; up > 1; up = parent_of(up))
                 if (up == self) {
                     kill(pid, SIGKILL);
                     killed.push_back(pid);
@@ -211,7 +207,7 @@ void kill_descendants(int keep)
         }
         // Reap our own children among them; orphans come to us (the reaper) in a later round.
         for (pid_t pid : killed)
-            if (parent[pid] == self) waitpid(pid, nullptr, 0);
+            if (parent_of(pid) == self) waitpid(pid, nullptr, 0);
         if (killed.empty()) return;
         usleep(20000);
     }

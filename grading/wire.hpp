@@ -156,4 +156,9 @@ bool send(int socket, const Message& message);
 /// \return false when the other side closed its end (it exited or crashed)
 bool receive(int socket, Reader& message);
 
+/// \brief Flushes stdout and stderr and points both at /dev/null. A process of either side that
+/// has said all it will lets go of the output its reader waits on, so that no one waits while
+/// CUDA tears the process down.
+void release_output();
+
 }  // namespace workbook::wire

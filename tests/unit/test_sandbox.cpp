@@ -67,31 +67,41 @@ TEST_CASE("a runner starts, lists its functions and exits when asked")
     CHECK(eventually([] { return running(WORKBOOK_EMPTY_RUNNER_PATH) == 0; }));
 }
 
-TEST_CASE("a process the runner's code leaves behind ends with the runner")
+namespace {
+
+// Starts the leaky runner (under `tool`, if any), sees it and the process it left, asleep in a
+// session of its own, then stops the runner: neither may be left.
+void check_stop_ends_what_was_left(const std::vector<std::string>& tool)
 {
     const std::string program = WORKBOOK_LEAKY_RUNNER_PATH;
-    workbook::remote::Runner runner(program, "your code");
+    workbook::remote::Runner runner(program, "your code", tool);
     CHECK_FALSE(runner.defines("anything"));
-    // The runner and the process it left, asleep in a session of its own.
     REQUIRE(eventually([&] { return running(program) >= 2; }));
     runner.stop();
     CHECK(eventually([&] { return running(program) == 0; }));
+}
+
+}  // namespace
+
+TEST_CASE("a process the runner's code leaves behind ends with the runner")
+{
+    check_stop_ends_what_was_left({});
 }
 
 TEST_CASE("a process left behind ends with the runner when a tool that waits for it runs first")
 {
     // As compute-sanitizer does: the namespace's first process is the tool, which waits for
     // the runner and every process it left, and was given no signal to die with its parent.
-    const std::string program = WORKBOOK_LEAKY_RUNNER_PATH;
-    workbook::remote::Runner runner(program, "your code", {"/bin/sh", "-c", "\"$0\"; wait; sleep 120"});
-    CHECK_FALSE(runner.defines("anything"));
-    REQUIRE(eventually([&] { return running(program) >= 2; }));
-    runner.stop();
-    CHECK(eventually([&] { return running(program) == 0; }));
+    check_stop_ends_what_was_left({"/bin/sh", "-c", "\"$0\"; wait; sleep 120"});
 }
 
 TEST_CASE("a process left behind ends when the checker itself is killed")
 {
+    if (workbook::runner_sandbox().reaper) {
+        // Only a PID namespace outlives nothing: the reaper's fallback says so in its log line.
+        MESSAGE("not checked here: no PID namespace, and a reaper dies with its checker");
+        return;
+    }
     const std::string program = WORKBOOK_LEAKY_RUNNER_PATH;
     const pid_t checker = fork();
     REQUIRE(checker >= 0);
