@@ -160,13 +160,15 @@ std::string check_and_time_gpu(Table& table, const std::string& size, const std:
     }
     DeviceBuffer<float> out(expected.size());
     std::vector<float> host_out(expected.size());
-    const Timing kernel = time_gpu([&] { launch(in, out.data()); });
+    TimingOptions every_run;  // the bench keeps all 15 runs, where a grade run stops at 100 ms
+    every_run.min_repetitions = every_run.repetitions;
+    const Timing kernel = time_gpu([&] { launch(in, out.data()); }, every_run);
     const Timing copies = time_gpu([&] {
         for (std::size_t i = 0; i < in.size(); ++i)
             CUDA_CHECK(cudaMemcpy(in[i].data(), inputs[i]->data(), in[i].bytes(), cudaMemcpyHostToDevice));
         launch(in, out.data());
         CUDA_CHECK(cudaMemcpy(host_out.data(), out.data(), host_out.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    });
+    }, every_run);
     table.rows.push_back({size, implementation, "gpu", threads_per_block, "kernel", true, kernel.ms.median, ""});
     table.rows.push_back({size, implementation, "gpu", threads_per_block, "with copies", true, copies.ms.median, ""});
     return ms_text(kernel.ms.median) + " kernel, " + ms_text(copies.ms.median) + " with copies";
