@@ -317,7 +317,13 @@ int main(int argc, char** argv)
             return 1;
         }
         std::fflush(stdout);
-        if (workbook::runs_every_test(argc, argv)) workbook::start_tool_runs_early();
+        if (workbook::runs_every_test(argc, argv)) {
+            // CUDA starts one process at a time: the judge's own start goes before the tool runs'
+            // (a probe judge and a runner each), which would hold up the first test by up to a second.
+            cudaFree(nullptr);
+            cudaGetLastError();
+            workbook::start_tool_runs_early();
+        }
     }
     const int status = context.run();
 #ifndef WORKBOOK_CHECKER_WITHOUT_GPU

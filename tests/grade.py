@@ -419,13 +419,16 @@ def nvidia_smi_gpus():
     return [i for i in (line.strip() for line in r.stdout.splitlines()) if i.isdigit()]
 
 
-def probe_device(build_dir):
+def probe_device(build_dir, no_build=False):
     """Runs device_query once: the GPU's facts and ceilings (copy and cuBLAS SGEMM), measured
-    once and shared by every checker instead of once per lab."""
-    ok, output = build(build_dir, "device_query")
-    if not ok:
-        sys.exit("could not build device_query:\n" + compiler_errors(output))
-    r = subprocess.run([os.path.join(build_dir, "bin", "device_query"), "--sgemm"], stdout=subprocess.PIPE,
+    once and shared by every checker instead of once per lab. With no_build, a device_query
+    already built is used as it is."""
+    query = os.path.join(build_dir, "bin", "device_query")
+    if not (no_build and os.path.exists(query)):
+        ok, output = build(build_dir, "device_query")
+        if not ok:
+            sys.exit("could not build device_query:\n" + compiler_errors(output))
+    r = subprocess.run([query, "--sgemm"], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     try:
         facts = json.loads(r.stdout.strip().splitlines()[-1])
@@ -730,7 +733,7 @@ def grade(args):
             else "variant %s" % args.variant if args.variant else manifest["labs_dir"])
     print("Grading %s" % tree)
     print("seed %d (replay with: make grade SEED=%d)" % (seed, seed))
-    device = probe_device(trusted_build_dir)
+    device = probe_device(trusted_build_dir, args.no_build)
     env_extra = {"WORKBOOK_SEED": str(seed)}
     if device.get("ok"):
         sgemm = float(device.get("sgemm_gflops", 0))
