@@ -42,8 +42,12 @@ all: configure
 
 configure: $(BUILD)/CMakeCache.txt
 
+# CMake's own output goes to a log: a first `make grade` should fit on a screen.
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	@mkdir -p $(BUILD)
+	@echo "configuring $(BUILD) with CMake (its output: $(BUILD)/configure.log)"
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release > $(BUILD)/configure.log 2>&1 || \
+	  { tail -40 $(BUILD)/configure.log; echo "CMake could not configure $(BUILD): see $(BUILD)/configure.log"; exit 1; }
 
 # The checkers' test framework is doctest, from the system. As root with apt, install it;
 # otherwise CMake looks for it and, failing that, downloads its single header. OpenSSL's

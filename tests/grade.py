@@ -80,6 +80,7 @@ class Lab:
         self.title = name.replace("_", " ")
         self.tests = []
         self.problem = ""        # a lab-level failure: compile error, no GPU, ...
+        self.not_started = ""    # "not started: ..." when the file is still as handed out
         self.log_path = ""
 
     # Bonus points are earned beyond the total: a lab is "12/12 +2/2 bonus".
@@ -440,21 +441,106 @@ def probe_device(build_dir, no_build=False):
 # ----------------------------------------------------------------------------------------------
 # Reports
 
-def print_test(test):
-    mark = {"passed": "OK  ", "failed": "FAIL", "skipped": "SKIP"}[test.status]
-    if test.points:
-        worth = "%d/%d" % (test.score if test.status == "passed" else 0, test.points)
-    else:
-        worth = "%d/%d bonus" % (test.score, test.bonus)
-    name = test.name if len(test.name) <= 62 else test.name[:59] + "..."
-    print("  %s %s %s %-8s %5.1fs" % (name, "." * (64 - len(name)), mark, worth, test.seconds))
-    if test.output and (test.status == "failed" or test.output.strip()):
-        lines = test.output.rstrip().splitlines()
-        for line in lines[:40]:
+def short_reason(output):
+    """What `make grade` shows under a failing test: the message's first line and its hint. The
+    rest (maps, counters, sanitizer reports) stays in the lab's log, report.html and make check."""
+    lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
+    if not lines:
+        return []
+    head = lines[0]
+    if head.endswith(":") and len(lines) > 1 and not lines[1].startswith("Hint:"):
+        head += " " + lines[1]  # "launch_x, 31 x 33:" names the case; the next line says what is wrong
+    hint = next((line for line in lines[1:] if line.startswith("Hint:")), "")
+    return [head] + ([hint] if hint else [])
+
+
+def reason_key(reason):
+    """A reason without the case it was seen in ("launch_vector_add, n = 31: launched no
+    kernel..." and "..., n = 33: launched no kernel..." are the same reason)."""
+    return [re.sub(r"^[A-Za-z_]\w*, [^:]*: ", "", line) for line in reason]
+
+
+class TestPrinter:
+    """Prints a lab's tests as they finish: one line each, with points and time. Under a failing
+    test, `verbose` (make check) shows everything it printed; otherwise its reason, and only the
+    first time that reason appears in the lab ("same reason as above" after). A lab that is not
+    started prints nothing here: grade_lab says so in one sentence."""
+
+    def __init__(self, verbose, quiet=False):
+        self.verbose, self.quiet = verbose, quiet
+        self.seen = []
+
+    def __call__(self, test):
+        if self.quiet:
+            return
+        mark = {"passed": "OK  ", "failed": "FAIL", "skipped": "SKIP"}[test.status]
+        if test.points:
+            worth = "%d/%d" % (test.score if test.status == "passed" else 0, test.points)
+        else:
+            worth = "%d/%d bonus" % (test.score, test.bonus)
+        name = test.name if len(test.name) <= 62 else test.name[:59] + "..."
+        print("  %s %s %s %-8s %5.1fs" % (name, "." * (64 - len(name)), mark, worth, test.seconds))
+        for line in self.detail(test):
             print("        " + line)
-        if len(lines) > 40:
-            print("        ... (%d more lines in the log)" % (len(lines) - 40))
-    sys.stdout.flush()
+        sys.stdout.flush()
+
+    def detail(self, test):
+        if not test.output or not (test.status == "failed" or test.output.strip()):
+            return []
+        lines = test.output.rstrip().splitlines()
+        if self.verbose or test.status == "passed":
+            # A passed test's lines are its figures (bandwidth, counters): short, and worth seeing.
+            return lines[:40] + (["... (%d more lines in the log)" % (len(lines) - 40)] if len(lines) > 40 else [])
+        reason = short_reason(test.output)
+        if reason_key(reason) in self.seen:
+            return ["same reason as above"]
+        self.seen.append(reason_key(reason))
+        return reason
+
+
+def print_test(test):
+    """Prints one test as make check does (the Slurm runner's and the tests' single printer)."""
+    TestPrinter(verbose=True)(test)
+
+
+def first_todo(path):
+    """The first "TODO n:" comment of a lab file: (line number, its text), or None."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                match = re.search(r"//\s*(TODO\s*\d*:.*)$", line)
+                if match:
+                    return number, match.group(1).strip()
+    except OSError:
+        pass
+    return None
+
+
+def handed_out(path, name):
+    """Whether a lab file is still exactly as handed out: its SHA-256 is the one listed for `name`
+    (e.g. 01_vector_add/vector_add.cu) in labs/skeletons.sha256, sha256sum's format, which
+    `make test` checks against the skeletons."""
+    try:
+        with open(os.path.join(SOURCE_DIR, "labs", "skeletons.sha256")) as f:
+            listed = {}
+            for line in f:
+                if line.strip():
+                    digest, listed_name = line.split(None, 1)
+                    listed[listed_name.strip().lstrip("*")] = digest
+        with open(path, "rb") as f:
+            return listed.get(name) == hashlib.sha256(f.read()).hexdigest()
+    except (OSError, ValueError):
+        return False
+
+
+def not_started_sentence(path, name, display_path):
+    """"not started: ..." for a lab file still as handed out, naming its first TODO; or ""."""
+    if not handed_out(path, name):
+        return ""
+    todo = first_todo(path)
+    where = ("begin at %s:%d, %s" % (display_path, todo[0], todo[1]) if todo
+             else "begin with %s" % display_path)
+    return "not started: %s is as handed out; %s" % (display_path, where)
 
 
 def write_results_json(path, labs, seed, device, seconds):
@@ -504,7 +590,8 @@ def write_junit(path, labs):
 
 def write_report_html(path, labs, seed, device, seconds):
     """report.html beside results.json: one self-contained page, a bar per lab, every test's
-    status and points, and each failing test's message."""
+    status and points, and each failing test's reason (grouped as make grade groups them) with
+    its whole message a click away."""
     from html import escape
     css = ("body{font:14px/1.4 sans-serif;margin:2em auto;max-width:60em;color:#222}"
            "h2{margin:1.6em 0 .4em}table{border-collapse:collapse;width:100%}"
@@ -512,7 +599,8 @@ def write_report_html(path, labs, seed, device, seconds):
            ".track{background:#eee;height:1.2em;border-radius:3px;overflow:hidden}"
            ".bar{background:#2e7d32;height:100%}.passed{color:#2e7d32}.failed{color:#c62828}"
            ".skipped{color:#8d6e00}pre{background:#fafafa;border-left:3px solid #c62828;"
-           "padding:.4em .8em;white-space:pre-wrap;margin:.2em 0 .6em}.n{text-align:right}")
+           "padding:.4em .8em;white-space:pre-wrap;margin:.2em 0 .6em}.n{text-align:right}"
+           "summary{cursor:pointer;color:#555}")
     total, possible = sum(lab.score for lab in labs), sum(lab.max_score for lab in labs)
     bonus, possible_bonus = sum(lab.bonus for lab in labs), sum(lab.max_bonus for lab in labs)
     out = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
@@ -534,18 +622,30 @@ def write_report_html(path, labs, seed, device, seconds):
                                                        escape(lab.title), escape(lab.summary())))
         if lab.problem:
             out.append("<pre>%s</pre>" % escape(lab.problem))
+        if lab.not_started:
+            # One sentence, as make grade says it; the tests stay a click away.
+            out.append("<p class='skipped'>%s</p><details><summary>its %d tests</summary>"
+                       % (escape(lab.not_started), len(lab.tests)))
         out.append("<table>")
+        seen = []  # the reasons shown so far in this lab, grouped as make grade groups them
         for t in lab.tests:
             worth = ("%d/%d" % (t.score, t.points) if t.points else "%d/%d bonus" % (t.score, t.bonus))
             out.append("<tr><td class='%s'>%s</td><td>%s</td><td class='n'>%s</td><td class='n'>"
                        "%.1f s</td></tr>" % (t.status, t.status.upper(), escape(t.name), worth,
                                              t.seconds))
             if t.status == "failed" and t.output.strip() and t.output != lab.problem:
-                out.append("<tr><td></td><td colspan='3'><pre>%s</pre></td></tr>" % escape(t.output))
+                reason = short_reason(t.output)
+                shown = ("same reason as above" if reason_key(reason) in seen
+                         else "<br>".join(escape(line) for line in reason))
+                seen.append(reason_key(reason))
+                out.append("<tr><td></td><td colspan='3'>%s<details><summary>every detail</summary>"
+                           "<pre>%s</pre></details></td></tr>" % (shown, escape(t.output)))
             elif t.status == "skipped" and t.output and t.output != lab.problem:
                 out.append("<tr><td></td><td colspan='3' class='skipped'>%s</td></tr>"
                            % escape(t.output))
         out.append("</table>")
+        if lab.not_started:
+            out.append("</details>")
     out.append("</body></html>\n")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(out))
@@ -592,7 +692,11 @@ def test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
         return REFERENCE_TIMEOUT  # the reference is what is being timed
     entry = load_reference_times(trusted_build_dir).get(lab.id)
     if not entry or entry.get("stamp") != reference_stamp(trusted, device):
-        print("  timing the reference solution once on this GPU, to set the timeouts...")
+        if not args.verbose and not test_timeouts.said:
+            print("  (first, once on this GPU: timing the reference solution of each lab, for the timeouts)")
+        elif args.verbose:
+            print("  timing the reference solution once on this GPU, to set the timeouts...")
+        test_timeouts.said = True
         sys.stdout.flush()
         reference = list_tests(trusted, [])
         log.write("[timing the reference solution]\n")
@@ -602,10 +706,16 @@ def test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
         remember_reference_times(trusted_build_dir, reference_lab, trusted, device)
         entry = load_reference_times(trusted_build_dir)[lab.id]
     seconds = entry["seconds"]
-    print("  timeouts: %dx the reference solution's time per test on this GPU, at least %.0f s"
-          % (TIMEOUT_FACTOR, TIMEOUT_FLOOR))
+    said = ("timeouts: %dx the reference solution's time per test on this GPU, at least %.0f s"
+            % (TIMEOUT_FACTOR, TIMEOUT_FLOOR))
+    log.write(said + "\n")
+    if args.verbose:
+        print("  " + said)
     return lambda test: (max(TIMEOUT_FLOOR, TIMEOUT_FACTOR * seconds.get(test.name, REFERENCE_TIMEOUT))
                          + allowance(test))
+
+
+test_timeouts.said = False  # the one-time timing of the references was announced
 
 
 def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, device, args, log_dir,
@@ -647,8 +757,18 @@ def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, dev
             return
         binary = os.path.join(build_dir, "bin", target)
         timeout = test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
-        problem = run_tests(binary, lab.tests, filters, env_extra, timeout, log,
-                            args.verbose, print_test)
+        if not args.solutions and not args.variant:
+            shown = os.path.relpath(student_file)
+            lab.not_started = not_started_sentence(student_file, "%s/%s" % (lab.dir, lab.source),
+                                                   student_file if shown.startswith("..") else shown)
+        printer = TestPrinter(args.verbose, quiet=bool(lab.not_started) and not args.verbose)
+        problem = run_tests(binary, lab.tests, filters, env_extra, timeout, log, args.verbose, printer)
+        if lab.not_started and lab.score + lab.bonus == 0:
+            print("  " + lab.not_started)
+        elif lab.not_started:
+            lab.not_started = ""  # it scores after all: show its tests as any other lab's
+            for t in lab.tests:
+                TestPrinter(args.verbose)(t)
         if args.solutions and not problem and not filters:
             remember_reference_times(trusted_build_dir, lab, trusted, device)
         if problem:
@@ -771,6 +891,9 @@ def grade(args):
     write_report_html(os.path.join(out_dir, "report.html"), labs, seed, device, seconds)
     print("Reports: %s/results.json, %s/junit.xml, %s/report.html, logs in %s/"
           % (out_dir, out_dir, out_dir, out_dir))
+    if device.get("ok") and not args.solutions and not args.variant and not args.test:
+        for line in next_step(labs):
+            print(line)
 
     if not device.get("ok"):
         status = EXIT_NO_DEVICE
@@ -781,6 +904,35 @@ def grade(args):
     else:
         status = 0 if total == possible else 1
     return labs, device, seed, status
+
+
+def next_step(labs):
+    """The last lines of `make grade`: the first lab to work on, and the command that shows all
+    of its details."""
+    def command(lab):
+        shared = sum(1 for other in labs if other.number == lab.number) > 1
+        return "make check LAB=%s" % (lab.id if shared else lab.number)
+
+    def first_failure(lab):
+        return next((t for t in lab.tests if t.status == "failed"), None)
+
+    for lab in labs:
+        missing = lab.max_score - lab.score if lab.max_score else lab.max_bonus - lab.bonus
+        if lab.max_score and lab.score == lab.max_score:
+            continue
+        if not lab.max_score and any(other.max_score and other.score < other.max_score for other in labs):
+            continue  # going further waits until every lab has its points
+        if not missing:
+            continue
+        name = "lab %s (%s)" % (lab.number, lab.title)
+        if lab.not_started:
+            return ["Next: %s is %s" % (name, lab.not_started), "  then run: %s" % command(lab)]
+        failed = first_failure(lab)
+        where = ', first at "%s"' % failed.name if failed else ""
+        return ["Next: %s is missing %d %spoint%s%s." % (name, missing, "" if lab.max_score else "bonus ",
+                                                          "" if missing == 1 else "s", where),
+                "  every detail (maps, counters, hints): %s" % command(lab)]
+    return ["Every lab and every going-further part has full marks."]
 
 
 def labs_dir_of(build_dir):

@@ -465,9 +465,20 @@ def write_sample_report(out_dir):
     lab1 = grade.Lab("01_vector_add", "vector_add.cu")
     lab1.tests = [
         make_test("kernel: n = 1", 1, "passed"),
+    ] + [
+        make_test("kernel: n = %d" % n, 1, "failed",
+                  "launch_vector_add, n = %d: launched no kernel on the GPU.\nHint: the work must be "
+                  "done by a __global__ kernel that launch_vector_add launches." % n)
+        for n in (31, 32, 33)
+    ] + [
         make_test("kernel: n = 1000", 1, "failed",
                   "run 1 of 2, n = 1000:\nc: 232 of 1000 elements are wrong (all of them never "
                   "written: they still hold the poison value)\n  c[768]: expected 0.767680168, "
+                  "got nothing (never written)\nHint: does your grid cover all n elements? "
+                  "<Round the number of blocks up> & try again."),
+        make_test("kernel: n = 1025 (one past 1024)", 1, "failed",
+                  "run 1 of 2, n = 1025:\nc: 1 of 1025 elements are wrong (all of them never "
+                  "written: they still hold the poison value)\n  c[1024]: expected 0.25, "
                   "got nothing (never written)\nHint: does your grid cover all n elements? "
                   "<Round the number of blocks up> & try again."),
         make_test("round trip from host: frees what it allocates", 1, "passed"),
@@ -489,7 +500,14 @@ def write_sample_report(out_dir):
                   make_test("optional, 1-D blocks: 17 x 33 x 65", 0, "failed", lab4.problem, bonus=1)]
     lab5 = grade.Lab("05_register_blocking", "register_blocking.cu")
     lab5.tests = [make_test("register blocking: 1 x 1 x 1", 0, "passed", bonus=1)]
-    labs = [lab1, lab3, lab4, lab5]
+    lab6 = grade.Lab("06_thread_sweep", "sweep.cu")
+    lab6.not_started = ("not started: labs/06_thread_sweep/sweep.cu is as handed out; begin at "
+                        "labs/06_thread_sweep/sweep.cu:23, TODO 1: the shared memory holds two tiles")
+    lab6.tests = [make_test("tile %d x %d: 100 x 70 x 90" % (t, t), 1, "failed",
+                            "launch_matmul_dynamic_tile with tile %d, 100 x 70 x 90: launched no kernel "
+                            "on the GPU.\nHint: the work must be done by a __global__ kernel." % t)
+                  for t in (1, 2, 4)]
+    labs = [lab1, lab3, lab4, lab5, lab6]
     device = {"ok": True, "device": "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB, L2 50 MiB)"
                                      " [a sample: no grade run made this page]"}
     os.makedirs(out_dir, exist_ok=True)
@@ -622,6 +640,15 @@ def main(argv=None):
                 if not bars or not pres:
                     problems.append("%s: the sample report shows %s bars and %s failure messages"
                                     % (report, bars, pres))
+                # A repeated reason is shown once, every detail stays a click away, and a lab
+                # not started is one sentence with its tests folded.
+                grouped = tab.evaluate("document.body.innerText.split('same reason as above').length - 1")
+                folded = tab.evaluate("document.querySelectorAll('details').length")
+                if grouped != 2 or folded < 4 or "not started:" not in html_text:
+                    problems.append("%s: the sample report groups %s repeated reasons (expected 2), has %s "
+                                    "folded details, and %s a lab not started"
+                                    % (report, grouped, folded,
+                                       "shows" if "not started:" in html_text else "does not show"))
                 if len(problems) == before:
                     log("  the sample report shows %d bars and %d failure messages" % (bars, pres))
         tab.send("Page.close")

@@ -286,6 +286,106 @@ class Reports(GraderTest):
         self.assertIn("c[7]: expected 1, got 2", case.find("failure").text)
 
 
+class FirstScreen(GraderTest):
+    """What `make grade` prints: a line per test, a reason once per lab, one sentence for a lab
+    not started, and the next step at the end."""
+
+    NO_KERNEL = ("launch_vector_add, n = %d: launched no kernel on the GPU.\nHint: the work must be "
+                 "done by a __global__ kernel that launch_vector_add launches.")
+
+    def printed(self, tests, verbose=False):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            printer = grade.TestPrinter(verbose)
+            for t in tests:
+                printer(t)
+        return out.getvalue().splitlines()
+
+    def failing(self, name, output):
+        t = grade.Test(name, 1)
+        t.status, t.output = "failed", output
+        return t
+
+    def test_a_repeated_reason_is_shown_once(self):
+        tests = [self.failing("n = %d" % n, self.NO_KERNEL % n) for n in (1, 31, 33)]
+        lines = self.printed(tests)
+        self.assertEqual(len(lines), 3 + 2 + 1 + 1, "\n".join(lines))
+        self.assertEqual(sum("launched no kernel" in line for line in lines), 1)
+        self.assertEqual(sum("Hint:" in line for line in lines), 1)
+        self.assertEqual(sum(line.strip() == "same reason as above" for line in lines), 2)
+
+    def test_a_map_stays_out_of_make_grade_but_not_out_of_make_check(self):
+        output = ("launch_transpose, 31 x 33: 1023 of 1023 elements are wrong\n  map:\n  XXXX\n  XXXX\n"
+                  "Hint: read in[row][col], write out[col][row].")
+        lines = self.printed([self.failing("31 x 33", output)])
+        self.assertEqual([line.strip() for line in lines[1:]],
+                         ["launch_transpose, 31 x 33: 1023 of 1023 elements are wrong",
+                          "Hint: read in[row][col], write out[col][row]."])
+        self.assertIn("XXXX", "\n".join(self.printed([self.failing("31 x 33", output)], verbose=True)))
+        # The judge's own layout: the case on a line of its own, then what is wrong.
+        judged = "launch_transpose, 31 x 33:\nout: 9 of 1023 elements are wrong\n  map:\n  X.X.\nHint: h"
+        self.assertEqual([line.strip() for line in self.printed([self.failing("31 x 33", judged)])[1:]],
+                         ["launch_transpose, 31 x 33: out: 9 of 1023 elements are wrong", "Hint: h"])
+
+    def test_a_file_as_handed_out_is_not_started_and_names_its_first_todo(self):
+        name = "01_vector_add/vector_add.cu"
+        copy = os.path.join(self.tmp, "vector_add.cu")
+        with open(os.path.join(grade.SOURCE_DIR, "labs", name), "rb") as f:
+            skeleton = f.read()
+        if not grade.handed_out(os.path.join(grade.SOURCE_DIR, "labs", name), name):
+            self.skipTest("labs/%s is not the skeleton here (a student's work?)" % name)
+        with open(copy, "wb") as f:
+            f.write(skeleton)
+        sentence = grade.not_started_sentence(copy, name, "labs/" + name)
+        line, todo = grade.first_todo(copy)
+        self.assertTrue(sentence.startswith("not started: labs/%s is as handed out" % name), sentence)
+        self.assertIn("labs/%s:%d, TODO 1:" % (name, line), sentence)
+        with open(copy, "ab") as f:
+            f.write(b"// one line of the student's\n")
+        self.assertEqual(grade.not_started_sentence(copy, name, "labs/" + name), "")
+
+    def test_the_list_of_skeletons_matches_them(self):
+        """labs/skeletons.sha256 against the skeletons as committed (a student's edits are theirs)."""
+        import hashlib
+        import subprocess
+        with open(os.path.join(grade.SOURCE_DIR, "labs", "skeletons.sha256")) as f:
+            listed = dict(reversed(line.split(None, 1)) for line in f if line.strip())
+        listed = {name.strip(): digest for name, digest in listed.items()}
+        with open(os.path.join(grade.SOURCE_DIR, "labs.json")) as f:
+            parts = json.load(f)["labs"]
+        self.assertEqual(sorted(listed), sorted("%s/%s" % (p["dir"], p["source"]) for p in parts),
+                         "labs/skeletons.sha256 names every lab file of labs.json")
+        for name, digest in listed.items():
+            path = os.path.join(grade.SOURCE_DIR, "labs", name)
+            with open(path, "rb") as f:
+                if hashlib.sha256(f.read()).hexdigest() == digest:
+                    continue
+            committed = subprocess.run(["git", "-C", grade.SOURCE_DIR, "show", "HEAD:labs/" + name],
+                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            if committed.returncode == 0:
+                self.assertEqual(hashlib.sha256(committed.stdout).hexdigest(), digest,
+                                 "labs/%s changed: update the list with (cd labs && sha256sum */*.cu > "
+                                 "skeletons.sha256). (A student who committed work in labs/ can ignore "
+                                 "this test.)" % name)
+
+    def test_the_last_lines_name_the_first_lab_to_work_on(self):
+        done, todo, further = grade.Lab("01_a", "a.cu"), grade.Lab("02_b", "b.cu"), grade.Lab("03_c", "c.cu")
+        done.tests = [grade.Test("x", 2)]
+        done.tests[0].status = "passed"
+        todo.tests = [grade.Test("y", 1), self.failing("z", "wrong"), grade.Test("w", 1)]
+        todo.tests[0].status = "passed"
+        todo.tests[2].status = "failed"
+        further.tests = [grade.Test("v", 0, bonus=3)]
+        lines = grade.next_step([done, todo, further])
+        self.assertIn('lab 02 (b) is missing 2 points, first at "z"', lines[0])
+        self.assertIn("make check LAB=02", lines[1])
+        todo.not_started = "not started: b.cu is as handed out; begin at b.cu:3, TODO 1: y"
+        self.assertIn("lab 02 (b) is not started", grade.next_step([done, todo, further])[0])
+        for t in todo.tests:
+            t.status = "passed"
+        self.assertIn("lab 03 (c) is missing 3 bonus points", grade.next_step([done, todo, further])[0])
+
+
 def main():
     global FAKE
     parser = argparse.ArgumentParser(add_help=False)
