@@ -455,9 +455,10 @@ def short_reason(output):
 
 
 def reason_key(reason):
-    """A reason without the case it was seen in ("launch_vector_add, n = 31: launched no
-    kernel..." and "..., n = 33: launched no kernel..." are the same reason)."""
-    return [re.sub(r"^[A-Za-z_]\w*, [^:]*: ", "", line) for line in reason]
+    """A reason without the case it was seen in and without its counts: "launch_vector_add,
+    n = 1000: c: 232 of 1000 elements are wrong" and "..., n = 1023: c: 255 of 1023 elements are
+    wrong" are the same reason."""
+    return [re.sub(r"\d+(\.\d+)?", "#", re.sub(r"^[A-Za-z_]\w*, [^:]*: ", "", line)) for line in reason]
 
 
 class TestPrinter:
@@ -468,7 +469,7 @@ class TestPrinter:
 
     def __init__(self, verbose, quiet=False):
         self.verbose, self.quiet = verbose, quiet
-        self.seen = []
+        self.seen, self.hints = [], []
 
     def __call__(self, test):
         if self.quiet:
@@ -488,13 +489,17 @@ class TestPrinter:
         if not test.output or not (test.status == "failed" or test.output.strip()):
             return []
         lines = test.output.rstrip().splitlines()
-        if self.verbose or test.status == "passed":
-            # A passed test's lines are its figures (bandwidth, counters): short, and worth seeing.
+        if self.verbose:
             return lines[:40] + (["... (%d more lines in the log)" % (len(lines) - 40)] if len(lines) > 40 else [])
+        if test.status == "passed":
+            return lines[:1]  # its headline figure ("your kernel: 2548 GB/s = 86% of copy ...")
         reason = short_reason(test.output)
         if reason_key(reason) in self.seen:
             return ["same reason as above"]
         self.seen.append(reason_key(reason))
+        if len(reason) > 1 and reason[1] in self.hints:
+            return reason[:1]  # its hint was given above, word for word
+        self.hints += reason[1:]
         return reason
 
 
@@ -504,15 +509,26 @@ def print_test(test):
 
 
 def first_todo(path):
-    """The first "TODO n:" comment of a lab file: (line number, its text), or None."""
+    """The first "TODO n" comment of a lab file: (line number, its first sentence), or None."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            for number, line in enumerate(f, 1):
-                match = re.search(r"//\s*(TODO\s*\d*:.*)$", line)
-                if match:
-                    return number, match.group(1).strip()
+            lines = f.read().splitlines()
     except OSError:
-        pass
+        return None
+    for number, line in enumerate(lines, 1):
+        match = re.search(r"//\s*(TODO\s*\d+\b.*)$", line)
+        if not match:
+            continue
+        text = match.group(1).strip()
+        for more in lines[number:]:  # the comment's next lines, up to its end or the next TODO
+            follow = re.match(r"\s*//\s+(\S.*)$", more)
+            if not follow or "TODO" in follow.group(1) or text.endswith(":"):
+                break  # (a line ending in ":" introduces code, which the file shows better)
+            text += " " + follow.group(1).strip()
+        text = " ".join(text.split()).rstrip(":")
+        sentence = re.match(r"(.*?[.;])(\s|$)", text)
+        text = sentence.group(1) if sentence else text
+        return number, text if len(text) <= 160 else text[:157] + "..."
     return None
 
 
@@ -538,9 +554,9 @@ def not_started_sentence(path, name, display_path):
     if not handed_out(path, name):
         return ""
     todo = first_todo(path)
-    where = ("begin at %s:%d, %s" % (display_path, todo[0], todo[1]) if todo
-             else "begin with %s" % display_path)
-    return "not started: %s is as handed out; %s" % (display_path, where)
+    if not todo:
+        return "not started: %s is as handed out" % display_path
+    return "not started (the file is as handed out): begin at %s:%d, %s" % (display_path, todo[0], todo[1])
 
 
 def write_results_json(path, labs, seed, device, seconds):

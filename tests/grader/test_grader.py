@@ -314,6 +314,15 @@ class FirstScreen(GraderTest):
         self.assertEqual(sum("Hint:" in line for line in lines), 1)
         self.assertEqual(sum(line.strip() == "same reason as above" for line in lines), 2)
 
+    def test_counts_do_not_make_another_reason_and_a_hint_is_given_once(self):
+        wrong = "launch_x, n = %d:\nc: %d of %d elements are wrong\nHint: round the blocks up."
+        lines = self.printed([self.failing("n = 1000", wrong % (1000, 232, 1000)),
+                              self.failing("n = 1023", wrong % (1023, 255, 1023)),
+                              self.failing("n = 5", "launch_x, n = 5: launched no kernel\nHint: round the blocks up.")])
+        self.assertEqual([line.strip() for line in lines if not line.startswith("  n = ")],
+                         ["launch_x, n = 1000: c: 232 of 1000 elements are wrong", "Hint: round the blocks up.",
+                          "same reason as above", "launch_x, n = 5: launched no kernel"])
+
     def test_a_map_stays_out_of_make_grade_but_not_out_of_make_check(self):
         output = ("launch_transpose, 31 x 33: 1023 of 1023 elements are wrong\n  map:\n  XXXX\n  XXXX\n"
                   "Hint: read in[row][col], write out[col][row].")
@@ -338,7 +347,8 @@ class FirstScreen(GraderTest):
             f.write(skeleton)
         sentence = grade.not_started_sentence(copy, name, "labs/" + name)
         line, todo = grade.first_todo(copy)
-        self.assertTrue(sentence.startswith("not started: labs/%s is as handed out" % name), sentence)
+        self.assertTrue(sentence.startswith("not started (the file is as handed out): begin at labs/%s:"
+                                            % name), sentence)
         self.assertIn("labs/%s:%d, TODO 1:" % (name, line), sentence)
         with open(copy, "ab") as f:
             f.write(b"// one line of the student's\n")
