@@ -89,8 +89,7 @@ ifneq ($(filter test docs,$(MAKECMDGOALS)),)
 endif
 
 grade: configure
-	$(GRADE) $(if $(LAB),--lab $(LAB)) $(if $(SOLUTIONS),--solutions) \
-	  $(if $(SUBMISSION),--submission $(SUBMISSION))
+	$(GRADE) $(if $(LAB),--lab $(LAB)) $(if $(SOLUTIONS),--solutions) $(if $(SUBMISSION),--submission $(SUBMISSION))
 
 grade-class: configure
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade-class SUBMISSIONS=dir"; exit 2; }
