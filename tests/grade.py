@@ -29,6 +29,7 @@ and its exit status srun's. Run locally on a machine with no GPU but with srun, 
 and names that command.
 """
 import argparse
+import contextlib
 import hashlib
 import hmac
 import json
@@ -124,6 +125,9 @@ def configure(build_dir, extra_args=()):
     r = run_quiet(["cmake", "-S", SOURCE_DIR, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
                    *extra_args])
     if r.returncode != 0:
+        if extra_args:  # a submission's folder: the next run must configure it again, not trust it
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(build_dir, "CMakeCache.txt"))
         sys.exit("cmake could not configure %s:\n%s" % (build_dir, r.stdout))
 
 
@@ -148,6 +152,20 @@ def build_checkers_command(build_dir, labs, suffix="", jobs=None):
     jobs = jobs or len(os.sched_getaffinity(0))
     keep_going = ["-k", "0"] if "Ninja" in cmake_cache_value(build_dir, "CMAKE_GENERATOR") else ["-k"]
     return ["cmake", "--build", build_dir, "--parallel", str(jobs), "--target", *targets, "--", *keep_going]
+
+
+def build_references(trusted_build_dir):
+    """Builds every lab's reference checker in the workbook's own build folder: a submission's
+    folder links their objects (prebuilt.cmake), and CMake cannot configure it before they exist
+    (on a fresh machine, `make grade SUBMISSION=...` comes before any other build)."""
+    with open(os.path.join(trusted_build_dir, "workbook.json")) as f:
+        every_lab = [Lab(entry["id"], entry["source"], entry.get("dir")) for entry in json.load(f)["labs"]]
+    started = time.monotonic()
+    print("building the reference checkers first...", end=" ", flush=True)
+    r = run_quiet(build_checkers_command(trusted_build_dir, every_lab, "_solution"))
+    if r.returncode != 0:
+        sys.exit("\nthe reference checkers do not build:\n" + compiler_errors(r.stdout))
+    print("done (%.0f s)" % (time.monotonic() - started), flush=True)
 
 
 def build_up_front(build_dir, trusted_build_dir, labs, suffix):
@@ -853,6 +871,8 @@ def grade(args):
         if (not os.path.exists(os.path.join(build_dir, "CMakeCache.txt"))
                 or cmake_cache_value(build_dir, "WORKBOOK_LABS_DIR") != submission
                 or cmake_cache_value(build_dir, "WORKBOOK_PREBUILT") != trusted_build_dir):
+            if not args.no_build:
+                build_references(trusted_build_dir)
             configure(build_dir, submission_options(trusted_build_dir, submission))
 
     with open(os.path.join(build_dir, "workbook.json")) as f:
