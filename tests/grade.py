@@ -46,6 +46,7 @@ import xml.etree.ElementTree as ET
 
 EXIT_NO_DEVICE = 77        # checker and grader: no usable GPU, nothing was graded
 EXIT_CONTEXT_LOST = 75     # checker: a sticky CUDA error; resume in a fresh process
+references_timing_announced = False  # make grade said once that it times the references first
 TIMEOUT_FACTOR = 10        # a test may take this many times the reference solution's time...
 TIMEOUT_FLOOR = 20.0       # ...and never less than this many seconds
 REFERENCE_TIMEOUT = 300.0  # while the reference solution itself is timed
@@ -521,11 +522,6 @@ class TestPrinter:
         return reason
 
 
-def print_test(test):
-    """Prints one test as make check does (the Slurm runner's and the tests' single printer)."""
-    TestPrinter(verbose=True)(test)
-
-
 def first_todo(path):
     """The first "TODO n" comment of a lab file: (line number, its first sentence), or None."""
     try:
@@ -726,11 +722,12 @@ def test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
         return REFERENCE_TIMEOUT  # the reference is what is being timed
     entry = load_reference_times(trusted_build_dir).get(lab.id)
     if not entry or entry.get("stamp") != reference_stamp(trusted, device):
-        if not args.verbose and not test_timeouts.said:
-            print("  (first, once on this GPU: timing the reference solution of each lab, for the timeouts)")
-        elif args.verbose:
+        global references_timing_announced
+        if args.verbose:
             print("  timing the reference solution once on this GPU, to set the timeouts...")
-        test_timeouts.said = True
+        elif not references_timing_announced:
+            print("  (first, once on this GPU: timing the reference solution of each lab, for the timeouts)")
+        references_timing_announced = True
         sys.stdout.flush()
         reference = list_tests(trusted, [])
         log.write("[timing the reference solution]\n")
@@ -747,9 +744,6 @@ def test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
         print("  " + said)
     return lambda test: (max(TIMEOUT_FLOOR, TIMEOUT_FACTOR * seconds.get(test.name, REFERENCE_TIMEOUT))
                          + allowance(test))
-
-
-test_timeouts.said = False  # the one-time timing of the references was announced
 
 
 def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, device, args, log_dir,
