@@ -8,7 +8,8 @@
 2. Runs bench/report.py on DIR: DIR/<table>.md, .png and .svg beside the sources' figures, and
    DIR/README.md with every table.
 3. --publish copies the CSVs and meta.json into docs/bench/, which the book draws its benchmark
-   page from: commit them, and the docs show this run.
+   page from, and sets the lab pages' figures that this run measures to its values
+   (docs/figures/check_figures.py --write): commit them, and the docs show this run.
 
 Without a GPU nothing is measured: it says so and exits 0 (77 with --check, ctest's "skipped").
 --check (the test gpu.bench.quick) also verifies that every table came out: a CSV with rows, a
@@ -89,7 +90,12 @@ def main(argv=None):
             os.remove(old)
         for path in glob.glob(os.path.join(out, "*.csv")) + [os.path.join(out, "meta.json")]:
             shutil.copy(path, target)
-        print("make bench: published to docs/bench/; commit it, and `make docs` shows this run.")
+        # The lab pages' figures that this run measures become this run's, and the walkthroughs'
+        # percentages are checked against it (what disagrees is named: the text is the author's).
+        subprocess.call([sys.executable, os.path.join(ROOT, "docs", "figures", "check_figures.py"), "--write"])
+        subprocess.call([sys.executable, os.path.join(ROOT, "docs", "figures", "check_figures.py")])
+        print("make bench: published to docs/bench/ and docs/figures/reference_run.csv; commit them, "
+              "and `make docs` shows this run.")
 
     if args.check:
         problems = check_outputs(out)

@@ -193,7 +193,9 @@ class Filter:
             "## Measured figures {#lab_%s_figures}" % self.lab,
             "",
             "The workbook's reference solutions, measured on %s on %s. The numbers come from "
-            "`docs/figures/reference_run.csv`; the plot is drawn from that file with matplotlib "
+            "`docs/figures/reference_run.csv`, where each figure that the committed bench run "
+            "measures is that run's (`docs/figures/check_figures.py` checks it in `make test`); "
+            "the plot is drawn from that file with matplotlib "
             "whenever the book is built. Figures that a source document published stand beside "
             "them, each with its source (see \\ref sources).%s" % (
                 " and ".join(gpus) or "a GPU", " and ".join(dates) or "an unrecorded date",
@@ -209,7 +211,8 @@ class Filter:
             what = r["label"]
             if r["panel"]:
                 what = "%s: %s" % (r["panel"], what)
-            source = "this workbook's reference run" if r["kind"] != "published" else r["source"]
+            source = ("the committed bench run (`docs/bench/`)" if r.get("bench") else
+                      "this workbook's reference run" if r["kind"] != "published" else r["source"])
             if r["kind"] == "published":
                 source = "\\ref sources \"%s\" (published)" % r["source"]
             if r.get("note"):
