@@ -781,7 +781,9 @@ def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, dev
             lab.problem = device.get("message", "no CUDA device found")
             for t in lab.tests:
                 t.status, t.output = "skipped", lab.problem
-            print("  skipped, not graded: %s" % lab.problem)
+            # Said once, above every lab: the same words under each of ten labs would hide the rest.
+            print("  skipped, not graded: %s" % ("the same reason as above" if device.get("said") else lab.problem))
+            device["said"] = True
             return
         binary = os.path.join(build_dir, "bin", target)
         timeout = test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
@@ -907,8 +909,11 @@ def grade(args):
 
     reap_checkers()
     print("")
+    previous = None
     for lab in labs:
-        note = " (%s)" % lab.problem.splitlines()[0] if lab.problem else ""
+        problem = lab.problem.splitlines()[0] if lab.problem else ""
+        note = "" if not problem else " (the same as above)" if problem == previous else " (%s)" % problem
+        previous = problem
         print("Lab %s %-24s %s%s" % (lab.number, lab.title, lab.summary(), note))
     total, possible = sum(lab.score for lab in labs), sum(lab.max_score for lab in labs)
     bonus, possible_bonus = sum(lab.bonus for lab in labs), sum(lab.max_bonus for lab in labs)
