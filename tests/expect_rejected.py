@@ -26,7 +26,6 @@ forbid, or calls the reference solution): --build-error builds it and expects th
 Exit 77 (skipped) without a GPU, like the checkers.
 """
 import argparse
-import hashlib
 import os
 import re
 import subprocess
@@ -54,15 +53,6 @@ def expectations(path):
             if m:
                 found[m.group(1)].append(m.group(2))
     return found
-
-
-def fingerprint(path):
-    """A file's SHA-256, or None where there is no such file."""
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except OSError:
-        return None
 
 
 def check_build_error(build_dir, lab, variant, messages):
@@ -106,7 +96,7 @@ def main():
         if any("," in name or "*" in name or "?" in name for name in named):
             sys.exit("test names used in variant headers must not contain ',', '*' or '?': %s" % named)
         argv += ["--test", ",".join(named)]
-    files = {path: fingerprint(os.path.join(a.build_dir, path)) for path in expect["unchanged"]}
+    files = {path: grade.file_sha256(os.path.join(a.build_dir, path)) for path in expect["unchanged"]}
     labs, device, seed, status = grade.grade(grade.parse_args(argv))
     if not device.get("ok"):
         return grade.EXIT_NO_DEVICE
@@ -144,7 +134,7 @@ def main():
         if left:
             problems.append("processes of the variant outlived its grading: %s" % "; ".join(left))
     for path, before in files.items():
-        if fingerprint(os.path.join(a.build_dir, path)) != before:
+        if grade.file_sha256(os.path.join(a.build_dir, path)) != before:
             problems.append("the variant changed %s (it must not be able to write the grader's files)" % path)
     if problems:
         print("\nVARIANT %s NOT REJECTED AS EXPECTED (seed %d):\n  %s" % (a.variant, seed, "\n  ".join(problems)))

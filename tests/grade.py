@@ -47,6 +47,7 @@ import xml.etree.ElementTree as ET
 EXIT_NO_DEVICE = 77        # checker and grader: no usable GPU, nothing was graded
 EXIT_CONTEXT_LOST = 75     # checker: a sticky CUDA error; resume in a fresh process
 references_timing_announced = False  # make grade said once that it times the references first
+device_problem_announced = False      # ... and, with no usable GPU, why no lab is graded
 TIMEOUT_FACTOR = 10        # a test may take this many times the reference solution's time...
 TIMEOUT_FLOOR = 20.0       # ...and never less than this many seconds
 REFERENCE_TIMEOUT = 300.0  # while the reference solution itself is timed
@@ -480,6 +481,21 @@ def reason_key(reason):
     return [re.sub(r"\d+(\.\d+)?", "#", re.sub(r"^[A-Za-z_]\w*, [^:]*: ", "", line)) for line in reason]
 
 
+class ReasonsSeen:
+    """The reasons shown so far in one lab: make grade and report.html group them alike."""
+
+    def __init__(self):
+        self.keys = []
+
+    def repeats(self, reason):
+        """Whether this reason was shown before in the lab (and, if not, it is now)."""
+        key = reason_key(reason)
+        if key in self.keys:
+            return True
+        self.keys.append(key)
+        return False
+
+
 class TestPrinter:
     """Prints a lab's tests as they finish: one line each, with points and time. Under a failing
     test, `verbose` (make check) shows everything it printed; otherwise its reason, and only the
@@ -488,7 +504,7 @@ class TestPrinter:
 
     def __init__(self, verbose, quiet=False):
         self.verbose, self.quiet = verbose, quiet
-        self.seen, self.hints = [], []
+        self.seen, self.hints = ReasonsSeen(), []
 
     def __call__(self, test):
         if self.quiet:
@@ -513,9 +529,8 @@ class TestPrinter:
         if test.status == "passed":
             return lines[:1]  # its headline figure ("your kernel: 2548 GB/s = 86% of copy ...")
         reason = short_reason(test.output)
-        if reason_key(reason) in self.seen:
+        if self.seen.repeats(reason):
             return ["same reason as above"]
-        self.seen.append(reason_key(reason))
         if len(reason) > 1 and reason[1] in self.hints:
             return reason[:1]  # its hint was given above, word for word
         self.hints += reason[1:]
@@ -546,21 +561,35 @@ def first_todo(path):
     return None
 
 
+def file_sha256(path):
+    """A file's SHA-256 (hex), or None where there is no such file."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def skeleton_hashes():
+    """labs/skeletons.sha256, in sha256sum's format: {"01_vector_add/vector_add.cu": SHA-256} for
+    each lab file as handed out (`make test` checks the list against the skeletons)."""
+    listed = {}
+    with open(os.path.join(SOURCE_DIR, "labs", "skeletons.sha256")) as f:
+        for line in f:
+            if line.strip():
+                digest, name = line.split(None, 1)
+                listed[name.strip().lstrip("*")] = digest
+    return listed
+
+
 def handed_out(path, name):
     """Whether a lab file is still exactly as handed out: its SHA-256 is the one listed for `name`
-    (e.g. 01_vector_add/vector_add.cu) in labs/skeletons.sha256, sha256sum's format, which
-    `make test` checks against the skeletons."""
+    (e.g. 01_vector_add/vector_add.cu) in labs/skeletons.sha256."""
     try:
-        with open(os.path.join(SOURCE_DIR, "labs", "skeletons.sha256")) as f:
-            listed = {}
-            for line in f:
-                if line.strip():
-                    digest, listed_name = line.split(None, 1)
-                    listed[listed_name.strip().lstrip("*")] = digest
-        with open(path, "rb") as f:
-            return listed.get(name) == hashlib.sha256(f.read()).hexdigest()
+        listed = skeleton_hashes()
     except (OSError, ValueError):
         return False
+    return name in listed and file_sha256(path) == listed[name]
 
 
 def not_started_sentence(path, name, display_path):
@@ -657,7 +686,7 @@ def write_report_html(path, labs, seed, device, seconds):
             out.append("<p class='skipped'>%s</p><details><summary>its %d tests</summary>"
                        % (escape(lab.not_started), len(lab.tests)))
         out.append("<table>")
-        seen = []  # the reasons shown so far in this lab, grouped as make grade groups them
+        seen = ReasonsSeen()
         for t in lab.tests:
             worth = ("%d/%d" % (t.score, t.points) if t.points else "%d/%d bonus" % (t.score, t.bonus))
             out.append("<tr><td class='%s'>%s</td><td>%s</td><td class='n'>%s</td><td class='n'>"
@@ -665,9 +694,8 @@ def write_report_html(path, labs, seed, device, seconds):
                                              t.seconds))
             if t.status == "failed" and t.output.strip() and t.output != lab.problem:
                 reason = short_reason(t.output)
-                shown = ("same reason as above" if reason_key(reason) in seen
+                shown = ("same reason as above" if seen.repeats(reason)
                          else "<br>".join(escape(line) for line in reason))
-                seen.append(reason_key(reason))
                 out.append("<tr><td></td><td colspan='3'>%s<details><summary>every detail</summary>"
                            "<pre>%s</pre></details></td></tr>" % (shown, escape(t.output)))
             elif t.status == "skipped" and t.output and t.output != lab.problem:
@@ -782,8 +810,10 @@ def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, dev
             for t in lab.tests:
                 t.status, t.output = "skipped", lab.problem
             # Said once, above every lab: the same words under each of ten labs would hide the rest.
-            print("  skipped, not graded: %s" % ("the same reason as above" if device.get("said") else lab.problem))
-            device["said"] = True
+            global device_problem_announced
+            print("  skipped, not graded: %s" % ("the same reason as above" if device_problem_announced
+                                                 else lab.problem))
+            device_problem_announced = True
             return
         binary = os.path.join(build_dir, "bin", target)
         timeout = test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
@@ -797,8 +827,9 @@ def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, dev
             print("  " + lab.not_started)
         elif lab.not_started:
             lab.not_started = ""  # it scores after all: show its tests as any other lab's
+            replay = TestPrinter(args.verbose)
             for t in lab.tests:
-                TestPrinter(args.verbose)(t)
+                replay(t)
         if args.solutions and not problem and not filters:
             remember_reference_times(trusted_build_dir, lab, trusted, device)
         if problem:

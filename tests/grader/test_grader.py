@@ -358,18 +358,14 @@ class FirstScreen(GraderTest):
         """labs/skeletons.sha256 against the skeletons as committed (a student's edits are theirs)."""
         import hashlib
         import subprocess
-        with open(os.path.join(grade.SOURCE_DIR, "labs", "skeletons.sha256")) as f:
-            listed = dict(reversed(line.split(None, 1)) for line in f if line.strip())
-        listed = {name.strip(): digest for name, digest in listed.items()}
+        listed = grade.skeleton_hashes()
         with open(os.path.join(grade.SOURCE_DIR, "labs.json")) as f:
             parts = json.load(f)["labs"]
         self.assertEqual(sorted(listed), sorted("%s/%s" % (p["dir"], p["source"]) for p in parts),
                          "labs/skeletons.sha256 names every lab file of labs.json")
         for name, digest in listed.items():
-            path = os.path.join(grade.SOURCE_DIR, "labs", name)
-            with open(path, "rb") as f:
-                if hashlib.sha256(f.read()).hexdigest() == digest:
-                    continue
+            if grade.file_sha256(os.path.join(grade.SOURCE_DIR, "labs", name)) == digest:
+                continue
             committed = subprocess.run(["git", "-C", grade.SOURCE_DIR, "show", "HEAD:labs/" + name],
                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
             if committed.returncode == 0:
