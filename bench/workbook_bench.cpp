@@ -299,9 +299,10 @@ struct ConvolutionImpl {
 };
 
 void plan_convolution(std::vector<Step>& plan, Table& table, int height, int width, int k,
-                      const std::vector<ConvolutionImpl>& impls, double limit)
+                      const std::vector<ConvolutionImpl>& impls, double limit, bool size_names_k = false)
 {
-    const std::string size = std::to_string(height) + "x" + std::to_string(width);
+    const std::string size = std::to_string(height) + "x" + std::to_string(width) +
+                             (size_names_k ? " k" + std::to_string(k) : "");
     auto image = std::make_shared<std::vector<float>>(
         random_floats(static_cast<std::size_t>(height) * width, seed_for("bench image " + size)));
     auto mask = std::make_shared<std::vector<float>>(random_floats(static_cast<std::size_t>(k) * k, seed_for("bench mask")));
@@ -312,7 +313,7 @@ void plan_convolution(std::vector<Step>& plan, Table& table, int height, int wid
         return **expected;
     };
     for (int threads : host_thread_counts()) {
-        plan.push_back({table.id + ": host loop, " + std::to_string(threads) + " thread(s)", [=, &table] {
+        plan.push_back({table.id + " " + size + ": host loop, " + std::to_string(threads) + " thread(s)", [=, &table] {
                             std::vector<float> out(image->size());
                             // One output row of the host baseline (common/host.hpp).
                             const auto row = [&](int y) {
@@ -333,6 +334,59 @@ void plan_convolution(std::vector<Step>& plan, Table& table, int height, int wid
                                                       });
                         }});
     }
+}
+
+struct VectorAddImpl {
+    std::string name;
+    int threads_per_block;
+    std::function<void(const float*, const float*, float*, int)> launch;
+};
+
+/// c = a + b on n floats: each implementation (no host loop: no source tables vector add).
+void plan_vector_add(std::vector<Step>& plan, Table& table, int n, const std::vector<VectorAddImpl>& impls)
+{
+    const std::string size = std::to_string(n);
+    struct Data {
+        std::vector<float> a, b;
+        Reference c;
+    };
+    auto data = std::make_shared<Data>();
+    const auto prepare = [data, n, size] {
+        if (!data->a.empty()) return;
+        data->a = random_floats(n, seed_for("bench va " + size));
+        data->b = random_floats(n, seed_for("bench vb " + size));
+        data->c = sum_reference(data->a, data->b);
+    };
+    const Tolerance one_rounding{0, 0x1p-23, "one rounding of a + b"};
+    for (std::size_t i = 0; i < impls.size(); ++i) {
+        const VectorAddImpl impl = impls[i];
+        const bool last = i + 1 == impls.size();
+        plan.push_back({table.id + " " + size + ": " + impl.name + ", " + std::to_string(impl.threads_per_block) +
+                            " threads per block",
+                        [=, &table] {
+                            prepare();
+                            const Data& d = *data;
+                            const std::string text = check_and_time_gpu(
+                                table, size, impl.name, impl.threads_per_block, {&d.a, &d.b}, d.c, Shape::vector(n),
+                                one_rounding, [&](const std::vector<DeviceBuffer<float>>& in, float* out) {
+                                    impl.launch(in[0].data(), in[1].data(), out, n);
+                                });
+                            if (last) *data = Data{};
+                            return text;
+                        }});
+    }
+}
+
+/// cuBLAS SGEMM FP32 (TF32 off) on n x n x n, as a row of the table: the ceiling at that size.
+void plan_sgemm(std::vector<Step>& plan, Table& table, int n)
+{
+    plan.push_back({table.id + " " + std::to_string(n) + ": cuBLAS SGEMM", [=, &table] {
+                        const double gflops = sgemm_gflops(n, n, n);
+                        const double ms = 2.0 * n * n * static_cast<double>(n) / gflops / 1e6;
+                        table.rows.push_back({std::to_string(n), "cuBLAS SGEMM", "gpu", 0, "kernel", true, ms,
+                                              "FP32, TF32 off"});
+                        return ms_text(ms);
+                    }});
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -390,7 +444,7 @@ void usage()
 {
     std::printf("usage: workbook_bench --out DIR [--quick] [--cpu-limit SECONDS] [--table ID]...\n"
                 "tables: ijcee_table1 ijcee_table2 cis750 stokastik_transpose stokastik_matmul "
-                "stokastik_convolution\n");
+                "stokastik_convolution workbook\n");
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -435,6 +489,9 @@ const char* const kImplementationNotes =
     "\"lab 07 direct\": \"32 x 8 threads, one output each, mask in constant memory\", "
     "\"lab 07 tiled\": \"32 x 8 outputs per block, input tile with halo in shared memory\", "
     "\"lab 07 coarsened\": \"8 x 4 outputs per thread, 128 x 32 per block, 16-byte loads into registers, no shared tile\", "
+    "\"lab 01 reference\": \"one element per thread, 256 threads per block\", "
+    "\"lab 06 vector add\": \"lab 01's kernel with the block size of the threads column\", "
+    "\"cuBLAS SGEMM\": \"cublasSgemm, FP32 with TF32 off: the ceiling at that size\", "
     "\"host loop\": \"the sources' plain loop, one output at a time; 'all' threads split the rows\"";
 
 // The matmul implementations the tables compare.
@@ -495,6 +552,35 @@ void plan_stokastik_convolution(std::vector<Step>& plan, Table& table, const Opt
                      o.limit);
 }
 
+// The workbook's own figures, which no source tabled: each lab's reference at the size its checker
+// times it, so that the book's lab pages come from this run too (docs/figures/reference_run.csv,
+// its bench column). Too large for --quick.
+void plan_workbook(std::vector<Step>& plan, Table& table, const Options& o)
+{
+    if (o.quick) return;
+    const auto blocks_of = [](int threads) {
+        return VectorAddImpl{"lab 06 vector add", threads, [threads](const float* a, const float* b, float* c, int n) {
+                                 lab06::launch_vector_add_blocks(a, b, c, n, threads);
+                             }};
+    };
+    plan_vector_add(plan, table, (1 << 26) + 1, {{"lab 01 reference", 256, lab01::launch_vector_add}, blocks_of(32)});
+    std::vector<VectorAddImpl> sweep;
+    for (int threads = 32; threads <= 1024; threads *= 2) sweep.push_back(blocks_of(threads));
+    plan_vector_add(plan, table, 1 << 26, sweep);
+    plan_transpose(plan, table, 8192, 8192,
+                   {{"lab 02 naive", 256, lab02::launch_transpose_naive},
+                    {"lab 03 unpadded", 256, lab03::launch_transpose_unpadded},
+                    {"lab 03 padded", 256, lab03::launch_transpose_padded}},
+                   o.limit);
+    for (int k : {3, 5, 7})
+        plan_convolution(plan, table, 8192, 8192, k,
+                         {{"lab 07 direct", 256, lab07::set_mask, lab07::launch_convolution_direct},
+                          {"lab 07 tiled", 256, lab07::set_mask, lab07::launch_convolution_tiled},
+                          {"lab 07 coarsened", 256, lab07c::set_mask, lab07c::launch_convolution_coarsened}},
+                         o.limit, true);
+    for (int n : {1024, 2048, 4096}) plan_sgemm(plan, table, n);
+}
+
 // Every table, in the order they are measured and reported.
 using TablePlanner = void (*)(std::vector<Step>&, Table&, const Options&);
 const std::pair<const char*, TablePlanner> kTables[] = {
@@ -504,6 +590,7 @@ const std::pair<const char*, TablePlanner> kTables[] = {
     {"stokastik_transpose", plan_stokastik_transpose},
     {"stokastik_matmul", plan_stokastik_matmul},
     {"stokastik_convolution", plan_stokastik_convolution},
+    {"workbook", plan_workbook},
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start)
