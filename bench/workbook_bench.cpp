@@ -269,7 +269,7 @@ void plan_transpose(std::vector<Step>& plan, Table& table, int rows, int cols, c
     const Shape shape = Shape::grid(cols, rows);
     const Tolerance exact{0, 0, "a transpose moves values without changing them"};
     for (int threads : host_thread_counts()) {
-        plan.push_back({table.id + ": host loop, " + std::to_string(threads) + " thread(s)", [=, &table] {
+        plan.push_back({table.id + " " + size + ": host loop, " + std::to_string(threads) + " thread(s)", [=, &table] {
                             std::vector<float> out(in->size());
                             // The post's host loop: each input row scattered down a column of out.
                             const auto row = [&](int r) {
@@ -281,7 +281,7 @@ void plan_transpose(std::vector<Step>& plan, Table& table, int rows, int cols, c
                         }});
     }
     for (const TransposeImpl& impl : impls) {
-        plan.push_back({table.id + ": " + impl.name, [=, &table] {
+        plan.push_back({table.id + " " + size + ": " + impl.name, [=, &table] {
                             return check_and_time_gpu(table, size, impl.name, impl.threads_per_block, {in.get()},
                                                       *expected, shape, exact,
                                                       [&](const std::vector<DeviceBuffer<float>>& d_in, float* out) {
@@ -325,7 +325,7 @@ void plan_convolution(std::vector<Step>& plan, Table& table, int height, int wid
                         }});
     }
     for (const ConvolutionImpl& impl : impls) {
-        plan.push_back({table.id + ": " + impl.name, [=, &table] {
+        plan.push_back({table.id + " " + size + ": " + impl.name, [=, &table] {
                             impl.set_mask(mask->data(), k);
                             return check_and_time_gpu(table, size, impl.name, impl.threads_per_block, {image.get()},
                                                       reference(), shape, convolution_tolerance(k),
@@ -443,6 +443,7 @@ void write_meta(const std::string& dir, const DeviceProbe& probe, bool quick, do
 void usage()
 {
     std::printf("usage: workbook_bench --out DIR [--quick] [--cpu-limit SECONDS] [--table ID]...\n"
+                "       workbook_bench --launch-transposes   (lab 03's kernels once each, for Nsight Compute)\n"
                 "tables: ijcee_table1 ijcee_table2 cis750 stokastik_transpose stokastik_matmul "
                 "stokastik_convolution workbook\n");
 }
@@ -455,6 +456,7 @@ struct Options {
     bool quick = false;         // the short plan of the ctest gpu.bench.quick
     double limit = -1;          // seconds a CPU loop may take: 30 by default, 2 with --quick
     std::set<std::string> only; // the tables asked for (all when empty)
+    bool launch_transposes = false;  // run under Nsight Compute by run_bench.py: lab 03's two kernels once
     bool wants(const std::string& table) const { return only.empty() || only.count(table) > 0; }
 };
 
@@ -467,9 +469,10 @@ std::optional<Options> parse_options(int argc, char** argv)
         else if (arg == "--quick") o.quick = true;
         else if (arg == "--cpu-limit" && i + 1 < argc) o.limit = std::atof(argv[++i]);
         else if (arg == "--table" && i + 1 < argc) o.only.insert(argv[++i]);
+        else if (arg == "--launch-transposes") o.launch_transposes = true;
         else return std::nullopt;
     }
-    if (o.out_dir.empty()) return std::nullopt;
+    if (o.out_dir.empty() && !o.launch_transposes) return std::nullopt;
     if (o.limit < 0) o.limit = o.quick ? 2 : 30;
     return o;
 }
@@ -593,6 +596,19 @@ const std::pair<const char*, TablePlanner> kTables[] = {
     {"workbook", plan_workbook},
 };
 
+// Lab 03's unpadded then padded kernel, once each at 4096 x 4096 and nothing else: run_bench.py
+// runs this under Nsight Compute to count their shared-memory bank conflicts (the lab 03 figures).
+constexpr int kProfiledTranspose = 4096;
+void launch_transposes()
+{
+    const std::size_t count = static_cast<std::size_t>(kProfiledTranspose) * kProfiledTranspose;
+    const DeviceBuffer<float> in(random_floats(count, seed_for("bench transpose profile")));
+    DeviceBuffer<float> out(count);
+    lab03::launch_transpose_unpadded(in.data(), out.data(), kProfiledTranspose, kProfiledTranspose);
+    lab03::launch_transpose_padded(in.data(), out.data(), kProfiledTranspose, kProfiledTranspose);
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start)
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -623,6 +639,10 @@ int main(int argc, char** argv)
     if (probe.status != DeviceProbe::Status::ok) {
         std::printf("make bench: skipped, nothing was measured: %s\n", probe.message.c_str());
         return kExitNoDevice;
+    }
+    if (options->launch_transposes) {
+        launch_transposes();
+        return 0;
     }
     ::mkdir(options->out_dir.c_str(), 0755);
     const auto started = std::chrono::steady_clock::now();
