@@ -269,7 +269,7 @@ void plan_transpose(std::vector<Step>& plan, Table& table, int rows, int cols, c
     const Shape shape = Shape::grid(cols, rows);
     const Tolerance exact{0, 0, "a transpose moves values without changing them"};
     for (int threads : host_thread_counts()) {
-        plan.push_back({table.id + ": host loop, " + std::to_string(threads) + " thread(s)", [=, &table] {
+        plan.push_back({table.id + " " + size + ": host loop, " + std::to_string(threads) + " thread(s)", [=, &table] {
                             std::vector<float> out(in->size());
                             // The post's host loop: each input row scattered down a column of out.
                             const auto row = [&](int r) {
@@ -281,7 +281,7 @@ void plan_transpose(std::vector<Step>& plan, Table& table, int rows, int cols, c
                         }});
     }
     for (const TransposeImpl& impl : impls) {
-        plan.push_back({table.id + ": " + impl.name, [=, &table] {
+        plan.push_back({table.id + " " + size + ": " + impl.name, [=, &table] {
                             return check_and_time_gpu(table, size, impl.name, impl.threads_per_block, {in.get()},
                                                       *expected, shape, exact,
                                                       [&](const std::vector<DeviceBuffer<float>>& d_in, float* out) {
@@ -299,9 +299,10 @@ struct ConvolutionImpl {
 };
 
 void plan_convolution(std::vector<Step>& plan, Table& table, int height, int width, int k,
-                      const std::vector<ConvolutionImpl>& impls, double limit)
+                      const std::vector<ConvolutionImpl>& impls, double limit, bool size_names_k = false)
 {
-    const std::string size = std::to_string(height) + "x" + std::to_string(width);
+    const std::string size = std::to_string(height) + "x" + std::to_string(width) +
+                             (size_names_k ? " k" + std::to_string(k) : "");
     auto image = std::make_shared<std::vector<float>>(
         random_floats(static_cast<std::size_t>(height) * width, seed_for("bench image " + size)));
     auto mask = std::make_shared<std::vector<float>>(random_floats(static_cast<std::size_t>(k) * k, seed_for("bench mask")));
@@ -312,7 +313,7 @@ void plan_convolution(std::vector<Step>& plan, Table& table, int height, int wid
         return **expected;
     };
     for (int threads : host_thread_counts()) {
-        plan.push_back({table.id + ": host loop, " + std::to_string(threads) + " thread(s)", [=, &table] {
+        plan.push_back({table.id + " " + size + ": host loop, " + std::to_string(threads) + " thread(s)", [=, &table] {
                             std::vector<float> out(image->size());
                             // One output row of the host baseline (common/host.hpp).
                             const auto row = [&](int y) {
@@ -324,7 +325,7 @@ void plan_convolution(std::vector<Step>& plan, Table& table, int height, int wid
                         }});
     }
     for (const ConvolutionImpl& impl : impls) {
-        plan.push_back({table.id + ": " + impl.name, [=, &table] {
+        plan.push_back({table.id + " " + size + ": " + impl.name, [=, &table] {
                             impl.set_mask(mask->data(), k);
                             return check_and_time_gpu(table, size, impl.name, impl.threads_per_block, {image.get()},
                                                       reference(), shape, convolution_tolerance(k),
@@ -333,6 +334,59 @@ void plan_convolution(std::vector<Step>& plan, Table& table, int height, int wid
                                                       });
                         }});
     }
+}
+
+struct VectorAddImpl {
+    std::string name;
+    int threads_per_block;
+    std::function<void(const float*, const float*, float*, int)> launch;
+};
+
+/// c = a + b on n floats: each implementation (no host loop: no source tables vector add).
+void plan_vector_add(std::vector<Step>& plan, Table& table, int n, const std::vector<VectorAddImpl>& impls)
+{
+    const std::string size = std::to_string(n);
+    struct Data {
+        std::vector<float> a, b;
+        Reference c;
+    };
+    auto data = std::make_shared<Data>();
+    const auto prepare = [data, n, size] {
+        if (!data->a.empty()) return;
+        data->a = random_floats(n, seed_for("bench va " + size));
+        data->b = random_floats(n, seed_for("bench vb " + size));
+        data->c = sum_reference(data->a, data->b);
+    };
+    const Tolerance one_rounding{0, 0x1p-23, "one rounding of a + b"};
+    for (std::size_t i = 0; i < impls.size(); ++i) {
+        const VectorAddImpl impl = impls[i];
+        const bool last = i + 1 == impls.size();
+        plan.push_back({table.id + " " + size + ": " + impl.name + ", " + std::to_string(impl.threads_per_block) +
+                            " threads per block",
+                        [=, &table] {
+                            prepare();
+                            const Data& d = *data;
+                            const std::string text = check_and_time_gpu(
+                                table, size, impl.name, impl.threads_per_block, {&d.a, &d.b}, d.c, Shape::vector(n),
+                                one_rounding, [&](const std::vector<DeviceBuffer<float>>& in, float* out) {
+                                    impl.launch(in[0].data(), in[1].data(), out, n);
+                                });
+                            if (last) *data = Data{};
+                            return text;
+                        }});
+    }
+}
+
+/// cuBLAS SGEMM FP32 (TF32 off) on n x n x n, as a row of the table: the ceiling at that size.
+void plan_sgemm(std::vector<Step>& plan, Table& table, int n)
+{
+    plan.push_back({table.id + " " + std::to_string(n) + ": cuBLAS SGEMM", [=, &table] {
+                        const double gflops = sgemm_gflops(n, n, n);
+                        const double ms = 2.0 * n * n * static_cast<double>(n) / gflops / 1e6;
+                        table.rows.push_back({std::to_string(n), "cuBLAS SGEMM", "gpu", 0, "kernel", true, ms,
+                                              "FP32, TF32 off"});
+                        return ms_text(ms);
+                    }});
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -389,8 +443,9 @@ void write_meta(const std::string& dir, const DeviceProbe& probe, bool quick, do
 void usage()
 {
     std::printf("usage: workbook_bench --out DIR [--quick] [--cpu-limit SECONDS] [--table ID]...\n"
+                "       workbook_bench --launch-transposes   (lab 03's kernels once each, for Nsight Compute)\n"
                 "tables: ijcee_table1 ijcee_table2 cis750 stokastik_transpose stokastik_matmul "
-                "stokastik_convolution\n");
+                "stokastik_convolution workbook\n");
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -401,6 +456,7 @@ struct Options {
     bool quick = false;         // the short plan of the ctest gpu.bench.quick
     double limit = -1;          // seconds a CPU loop may take: 30 by default, 2 with --quick
     std::set<std::string> only; // the tables asked for (all when empty)
+    bool launch_transposes = false;  // run under Nsight Compute by run_bench.py: lab 03's two kernels once
     bool wants(const std::string& table) const { return only.empty() || only.count(table) > 0; }
 };
 
@@ -413,9 +469,10 @@ std::optional<Options> parse_options(int argc, char** argv)
         else if (arg == "--quick") o.quick = true;
         else if (arg == "--cpu-limit" && i + 1 < argc) o.limit = std::atof(argv[++i]);
         else if (arg == "--table" && i + 1 < argc) o.only.insert(argv[++i]);
+        else if (arg == "--launch-transposes") o.launch_transposes = true;
         else return std::nullopt;
     }
-    if (o.out_dir.empty()) return std::nullopt;
+    if (o.out_dir.empty() && !o.launch_transposes) return std::nullopt;
     if (o.limit < 0) o.limit = o.quick ? 2 : 30;
     return o;
 }
@@ -435,6 +492,9 @@ const char* const kImplementationNotes =
     "\"lab 07 direct\": \"32 x 8 threads, one output each, mask in constant memory\", "
     "\"lab 07 tiled\": \"32 x 8 outputs per block, input tile with halo in shared memory\", "
     "\"lab 07 coarsened\": \"8 x 4 outputs per thread, 128 x 32 per block, 16-byte loads into registers, no shared tile\", "
+    "\"lab 01 reference\": \"one element per thread, 256 threads per block\", "
+    "\"lab 06 vector add\": \"lab 01's kernel with the block size of the threads column\", "
+    "\"cuBLAS SGEMM\": \"cublasSgemm, FP32 with TF32 off: the ceiling at that size\", "
     "\"host loop\": \"the sources' plain loop, one output at a time; 'all' threads split the rows\"";
 
 // The matmul implementations the tables compare.
@@ -495,6 +555,35 @@ void plan_stokastik_convolution(std::vector<Step>& plan, Table& table, const Opt
                      o.limit);
 }
 
+// The workbook's own figures, which no source tabled: each lab's reference at the size its checker
+// times it, so that the book's lab pages come from this run too (docs/figures/reference_run.csv,
+// its bench column). Too large for --quick.
+void plan_workbook(std::vector<Step>& plan, Table& table, const Options& o)
+{
+    if (o.quick) return;
+    const auto blocks_of = [](int threads) {
+        return VectorAddImpl{"lab 06 vector add", threads, [threads](const float* a, const float* b, float* c, int n) {
+                                 lab06::launch_vector_add_blocks(a, b, c, n, threads);
+                             }};
+    };
+    plan_vector_add(plan, table, (1 << 26) + 1, {{"lab 01 reference", 256, lab01::launch_vector_add}, blocks_of(32)});
+    std::vector<VectorAddImpl> sweep;
+    for (int threads = 32; threads <= 1024; threads *= 2) sweep.push_back(blocks_of(threads));
+    plan_vector_add(plan, table, 1 << 26, sweep);
+    plan_transpose(plan, table, 8192, 8192,
+                   {{"lab 02 naive", 256, lab02::launch_transpose_naive},
+                    {"lab 03 unpadded", 256, lab03::launch_transpose_unpadded},
+                    {"lab 03 padded", 256, lab03::launch_transpose_padded}},
+                   o.limit);
+    for (int k : {3, 5, 7})
+        plan_convolution(plan, table, 8192, 8192, k,
+                         {{"lab 07 direct", 256, lab07::set_mask, lab07::launch_convolution_direct},
+                          {"lab 07 tiled", 256, lab07::set_mask, lab07::launch_convolution_tiled},
+                          {"lab 07 coarsened", 256, lab07c::set_mask, lab07c::launch_convolution_coarsened}},
+                         o.limit, true);
+    for (int n : {1024, 2048, 4096}) plan_sgemm(plan, table, n);
+}
+
 // Every table, in the order they are measured and reported.
 using TablePlanner = void (*)(std::vector<Step>&, Table&, const Options&);
 const std::pair<const char*, TablePlanner> kTables[] = {
@@ -504,7 +593,21 @@ const std::pair<const char*, TablePlanner> kTables[] = {
     {"stokastik_transpose", plan_stokastik_transpose},
     {"stokastik_matmul", plan_stokastik_matmul},
     {"stokastik_convolution", plan_stokastik_convolution},
+    {"workbook", plan_workbook},
 };
+
+// Lab 03's unpadded then padded kernel, once each at 4096 x 4096 and nothing else: run_bench.py
+// runs this under Nsight Compute to count their shared-memory bank conflicts (the lab 03 figures).
+constexpr int kProfiledTranspose = 4096;
+void launch_transposes()
+{
+    const std::size_t count = static_cast<std::size_t>(kProfiledTranspose) * kProfiledTranspose;
+    const DeviceBuffer<float> in(random_floats(count, seed_for("bench transpose profile")));
+    DeviceBuffer<float> out(count);
+    lab03::launch_transpose_unpadded(in.data(), out.data(), kProfiledTranspose, kProfiledTranspose);
+    lab03::launch_transpose_padded(in.data(), out.data(), kProfiledTranspose, kProfiledTranspose);
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start)
 {
@@ -536,6 +639,10 @@ int main(int argc, char** argv)
     if (probe.status != DeviceProbe::Status::ok) {
         std::printf("make bench: skipped, nothing was measured: %s\n", probe.message.c_str());
         return kExitNoDevice;
+    }
+    if (options->launch_transposes) {
+        launch_transposes();
+        return 0;
     }
     ::mkdir(options->out_dir.c_str(), 0755);
     const auto started = std::chrono::steady_clock::now();
