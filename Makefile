@@ -33,7 +33,7 @@ SLURM_SETTINGS = $(if $(SLURM_PARTITION),--partition '$(SLURM_PARTITION)') \
   $(if $(filter undefined,$(origin SLURM_GRES)),,--gres '$(SLURM_GRES)') \
   $(if $(SLURM_CPUS),--cpus '$(SLURM_CPUS)')
 RUN_ON  = $(if $(filter-out local,$(RUNNER)),--runner $(RUNNER) $(SLURM_SETTINGS))
-GRADE   = $(PYTHON) tests/grade.py --build-dir $(BUILD) $(if $(SEED),--seed $(SEED)) $(RUN_ON)
+GRADE   = $(PYTHON) grading/grade.py --build-dir $(BUILD) $(if $(SEED),--seed $(SEED)) $(RUN_ON)
 CLASS_ON = $(if $(RUN_ON),$(RUN_ON) $(if $(SLURM_CONCURRENCY),--concurrency $(SLURM_CONCURRENCY)) $(if $(REGRADE),--regrade))
 
 .PHONY: all grade grade-class check test clean configure deps docs bench
@@ -93,7 +93,7 @@ grade: configure
 
 grade-class: configure
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade-class SUBMISSIONS=dir"; exit 2; }
-	$(PYTHON) tests/grade_class.py --build-dir $(BUILD) --submissions $(SUBMISSIONS) $(if $(SEED),--seed $(SEED)) $(if $(LAB),--lab $(LAB)) $(CLASS_ON)
+	$(PYTHON) grading/grade_class.py --build-dir $(BUILD) --submissions $(SUBMISSIONS) $(if $(SEED),--seed $(SEED)) $(if $(LAB),--lab $(LAB)) $(CLASS_ON)
 
 check: configure
 	@test -n "$(LAB)" || { echo "usage: make check LAB=01"; exit 2; }

@@ -137,7 +137,7 @@ constexpr unsigned char canary_byte = 0xA5;
 
 /// \brief Whether a value still holds the poison pattern, i.e. was never written.
 /// \param value an element read back from an output
-/// \snippet tests/unit/test_common.cpp poison
+/// \snippet common/tests/test_common.cpp poison
 template <class T>
 bool is_poison(const T& value)
 {
@@ -161,7 +161,7 @@ std::size_t count_poison(const T* data, std::size_t count)
 
 /// \brief Fills a host array with the poison pattern.
 /// \param host the array to poison
-/// \snippet tests/unit/test_common.cpp poison
+/// \snippet common/tests/test_common.cpp poison
 template <class T>
 void poison_host(std::vector<T>& host)
 {
@@ -190,7 +190,7 @@ struct GuardReport {
 /// \param guard_after the guard read back from after the output
 /// \param elem_size the size of one output element in bytes
 /// \param count the output's length, to number the elements past the end
-/// \snippet tests/unit/test_common.cpp inspect guards
+/// \snippet common/tests/test_common.cpp inspect guards
 GuardReport inspect_guards(const std::vector<unsigned char>& guard_before,
                            const std::vector<unsigned char>& guard_after, std::size_t elem_size,
                            std::size_t count);

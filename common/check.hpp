@@ -37,17 +37,17 @@ private:
 /// After an illegal address, a trap or a launch timeout, every later CUDA call in the process
 /// fails too; only a new process gets a working GPU again.
 /// \param code the error to classify
-/// \snippet tests/unit/test_common.cpp errors
+/// \snippet common/tests/test_common.cpp errors
 bool is_sticky(cudaError_t code);
 
 /// \brief Whether CUDA_CHECK has met a sticky error in this process: the context is gone.
-/// \snippet tests/unit/test_common.cpp throw
+/// \snippet common/tests/test_common.cpp throw
 bool sticky_error_seen();
 
 /// \brief A one-line hint that tells a student where to look for the cause of an error.
 /// \param code the error to explain
 /// \return a sentence, or an empty string when there is nothing useful to add
-/// \snippet tests/unit/test_common.cpp errors
+/// \snippet common/tests/test_common.cpp errors
 const char* hint_for(cudaError_t code);
 
 /// \brief Builds the message for a failed call and throws CudaError.
@@ -55,7 +55,7 @@ const char* hint_for(cudaError_t code);
 /// \param call the source text of the call, as written
 /// \param file the source file of the call
 /// \param line the line of the call
-/// \snippet tests/unit/test_common.cpp throw
+/// \snippet common/tests/test_common.cpp throw
 [[noreturn]] void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line);
 
 /// \brief Throws CudaError when code is not cudaSuccess. Use it through CUDA_CHECK.

@@ -195,7 +195,7 @@ private:
 /// \param cols its columns, row-major
 /// \param on_cpu (row, col) -> std::pair{the CPU's value, the largest difference allowed}
 /// \param what the reference's name, for the message and the seed, e.g. "gemm"
-/// \snippet tests/unit/test_common.cpp spot check
+/// \snippet common/tests/test_common.cpp spot check
 template <class Values, class OnCpu>
 void spot_check(const Values& values, std::size_t rows, std::size_t cols, OnCpu on_cpu, const std::string& what)
 {

@@ -48,7 +48,7 @@ Reference convolution_reference(const std::vector<float>& image, int height, int
 /// \param x the output's column
 /// \param magnitude when not null, receives the sum of |mask[i][j] * in[..][..]|, the size of the
 ///        terms (for judging rounding)
-/// \snippet tests/unit/test_common.cpp convolution
+/// \snippet common/tests/test_common.cpp convolution
 double convolution_reference_at(const std::vector<float>& image, int height, int width,
                                 const std::vector<float>& mask, int k, int stride, int y, int x,
                                 double* magnitude = nullptr);

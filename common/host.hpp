@@ -27,7 +27,7 @@ int host_threads();
 /// \param rows how many rows; row(i) must only write what row i owns
 /// \param threads how many threads (1 runs on the calling thread)
 /// \param row the work of one row
-/// \snippet tests/unit/test_common.cpp for rows
+/// \snippet common/tests/test_common.cpp for rows
 void for_rows(int rows, int threads, const std::function<void(int)>& row);
 
 /// \brief How time_host() runs a loop.
@@ -67,7 +67,7 @@ HostTiming time_host(int rows, int threads, const std::function<void(int)>& row,
 /// \param k columns of A, rows of B
 /// \param n columns of B and C
 /// \param i the row of C
-/// \snippet tests/unit/test_common.cpp host baselines
+/// \snippet common/tests/test_common.cpp host baselines
 void host_matmul_row(const float* a, const float* b, float* c, int k, int n, int i);
 
 /// \brief The host baseline of the workbook's convolution, one output row at a time: out[y][x]
@@ -80,7 +80,7 @@ void host_matmul_row(const float* a, const float* b, float* c, int k, int n, int
 /// \param mask the k x k mask, row-major
 /// \param k the mask's edge, odd
 /// \param y the output row
-/// \snippet tests/unit/test_common.cpp host baselines
+/// \snippet common/tests/test_common.cpp host baselines
 void host_convolution_row(const float* in, float* out, int height, int width, const float* mask, int k, int y);
 
 }  // namespace workbook

@@ -5,13 +5,13 @@
 /// A checker compares the student's output with a float64 reference, but a correct output does
 /// not prove that the student's kernel computed it: cuBLAS, another library or the CPU can stand
 /// in. (The reference solution, linked beside the student's file, cannot: a file that calls it
-/// fails to build, see tests/student_symbols.py.) CUPTI, NVIDIA's profiling interface that ships with the CUDA toolkit, sees every
+/// fails to build, see grading/buildtools/student_symbols.py.) CUPTI, NVIDIA's profiling interface that ships with the CUDA toolkit, sees every
 /// kernel the process launches, whoever launches it. The judge (judge.hpp) opens a recording
 /// around each call of a student's function and then checks that a kernel ran and that every
 /// kernel that ran is defined in the student's own file.
 ///
 /// Which kernels are the student's is decided when the checker is built: a build step lists the
-/// symbols defined in the student's object file (tests/student_symbols.py) into
+/// symbols defined in the student's object file (grading/buildtools/student_symbols.py) into
 /// `<checker>.kernels`, beside the checker. The names CUPTI reports are the same mangled names.
 #pragma once
 

@@ -19,7 +19,7 @@ namespace workbook {
 constexpr std::uint64_t default_seed = 20261123;
 
 /// \brief The seed of this run: WORKBOOK_SEED when set (decimal), otherwise default_seed.
-/// \snippet tests/unit/test_common.cpp seeds
+/// \snippet common/tests/test_common.cpp seeds
 std::uint64_t run_seed();
 
 /// \brief A seed for one piece of data, derived from the run seed and a label.
@@ -67,7 +67,7 @@ std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float lo
 /// \param seed the stream's seed, usually seed_for(label)
 /// \param lo the lower bound
 /// \param hi the upper bound (included)
-/// \snippet tests/unit/test_common.cpp random ints
+/// \snippet common/tests/test_common.cpp random ints
 std::vector<int> random_ints(std::size_t count, std::uint64_t seed, int lo, int hi);
 
 }  // namespace workbook

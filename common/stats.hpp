@@ -22,7 +22,7 @@ struct Summary {
 
 /// \brief Summarises samples by their quantiles (linear interpolation between order statistics).
 /// \param samples the measurements, in any order; an empty set gives an all-zero Summary
-/// \snippet tests/unit/test_common.cpp summarize
+/// \snippet common/tests/test_common.cpp summarize
 Summary summarize(std::vector<double> samples);
 
 }  // namespace workbook

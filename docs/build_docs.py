@@ -66,7 +66,7 @@ def find_theme():
 
 def find_tools():
     """((doxygen, dot, python, theme), missing): the paths of the book's tools, None for a
-    missing one, and the missing ones' names. tests/docs/browser_test.py asks this too, to skip
+    missing one, and the missing ones' names. docs/tests/browser_test.py asks this too, to skip
     when the book could not be built."""
     tools = (shutil.which("doxygen"), shutil.which("dot"), python_with_matplotlib(), find_theme())
     names = ("doxygen", "graphviz (dot)", "matplotlib for Python 3",

@@ -10,7 +10,7 @@ namespace workbook {
 /// \param key the secret key, any length
 /// \param message the bytes to sign
 /// \return the 32-byte MAC as 64 lowercase hex digits
-/// \snippet tests/unit/test_common.cpp hmac
+/// \snippet grading/tests/test_grading.cpp hmac
 std::string hmac_sha256_hex(const std::string& key, const std::string& message);
 
 }  // namespace workbook

@@ -12,7 +12,7 @@ namespace workbook {
 
 /// \brief Quotes text as a JSON string, escaping quotes, backslashes and control characters.
 /// \param text any bytes; invalid UTF-8 is passed through, control bytes become \\u00XX
-/// \snippet tests/unit/test_common.cpp json
+/// \snippet grading/tests/test_grading.cpp json
 std::string json_quote(const std::string& text);
 
 }  // namespace workbook

@@ -8,7 +8,7 @@
 /// nothing of the judge's.
 ///
 /// In the judge, every API function of the lab is defined by a generated forwarder
-/// (tests/api_stubs.py writes them from the lab's header) that sends the call to the runner:
+/// (grading/buildtools/api_stubs.py writes them from the lab's header) that sends the call to the runner:
 ///
 ///     void launch_vector_add(const float* a, const float* b, float* c, int n)
 ///     {

@@ -5,7 +5,7 @@
 /// The runner holds the lab's API functions, this dispatcher and the CUPTI recording of what
 /// each call launched; nothing of the judge's: no key, no results channel, no reference, no
 /// comparison and no clock that counts. Its table of functions is generated from the lab's
-/// header (tests/api_stubs.py):
+/// header (grading/buildtools/api_stubs.py):
 ///
 ///     const std::vector<Function>& lab_functions()
 ///     {
@@ -97,7 +97,7 @@ Function serve(const char* name, R (*function)(A...))
             }};
 }
 
-/// \brief The lab's API functions: defined by the file tests/api_stubs.py generates.
+/// \brief The lab's API functions: defined by the file grading/buildtools/api_stubs.py generates.
 const std::vector<Function>& lab_functions();
 
 }  // namespace workbook::runner

@@ -8,7 +8,7 @@
 
 #include "03_shared_transpose.hpp"
 // The reference solution's functions, with the types of yours: its object is linked beside yours
-// with every name moved into namespace reference (tests/reference_object.py).
+// with every name moved into namespace reference (grading/buildtools/reference_object.py).
 namespace reference {
 decltype(::launch_transpose_padded) launch_transpose_padded;
 decltype(::launch_transpose_unpadded) launch_transpose_unpadded;

@@ -8,7 +8,7 @@
 #include "04_naive_matmul.hpp"  // for the types of lab 04's functions
 #include "05_tiled_matmul.hpp"
 // The reference solutions' functions, with the types of yours: each solution's object is linked
-// beside yours with every name moved into its namespace (tests/reference_object.py).
+// beside yours with every name moved into its namespace (grading/buildtools/reference_object.py).
 namespace reference {
 decltype(::launch_matmul_tiled) launch_matmul_tiled;
 }  // namespace reference

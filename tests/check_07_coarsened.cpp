@@ -8,7 +8,7 @@
 
 #include "07_coarsened.hpp"
 // The reference solution's functions, with the types of yours: its object is linked beside yours
-// with every name moved into namespace reference (tests/reference_object.py).
+// with every name moved into namespace reference (grading/buildtools/reference_object.py).
 namespace reference {
 decltype(::launch_convolution_coarsened) launch_convolution_coarsened;
 decltype(::set_mask) set_mask;

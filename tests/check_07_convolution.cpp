@@ -9,7 +9,7 @@
 
 #include "07_convolution.hpp"
 // The reference solution's functions, with the types of yours: its object is linked beside yours
-// with every name moved into namespace reference (tests/reference_object.py).
+// with every name moved into namespace reference (grading/buildtools/reference_object.py).
 namespace reference {
 decltype(::launch_convolution_direct) launch_convolution_direct;
 decltype(::launch_convolution_tiled) launch_convolution_tiled;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How the Slurm runner reads its tasks' states, against made-up squeue and sacct.
 
-    python3 tests/grader/test_slurm_states.py [-v]
+    python3 grading/tests/test_slurm_states.py [-v]
 
 unit.slurm runs a real Slurm, but a cluster of one node cannot make a task run out of memory or
 lose its node. Here squeue and sacct are two small scripts on PATH that print what a real
@@ -16,9 +16,8 @@ import sys
 import tempfile
 import unittest
 
-TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(TESTS_DIR, "slurm"))
-sys.path.insert(0, TESTS_DIR)
+GRADING_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, GRADING_DIR)
 import slurm  # noqa: E402
 import grade_class  # noqa: E402
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The grader's self-test: drives tests/grade.py with a checker that has no GPU code.
+"""The grader's self-test: drives grading/grade.py with a checker that has no GPU code.
 
-    python3 tests/grader/test_grader.py --fake build/bin/fake_checker [-v]
+    python3 grading/tests/test_grader.py --fake build/bin/fake_checker [-v]
 
-The fake checker (tests/grader/fake_checker.cpp) passes, fails, crashes, hangs, exits, throws,
+The fake checker (grading/tests/fake_checker.cpp) passes, fails, crashes, hangs, exits, throws,
 loses its CUDA context or forges a result on request, so these tests need no GPU. A few
 checkers that misbehave in other ways are small Python scripts written on the fly.
 """

@@ -1,15 +1,12 @@
 // Unit tests of common/ that need no GPU: comparison, poison and guard logic on host buffers,
-// statistics, seeds and JSON quoting. The report writers of the grader are tested by
-// tests/test_grader.py.
+// statistics, seeds, error checks and the host references. The grader's formats are tested by
+// grading/tests/test_grading.cpp, its reports by grading/tests/test_grader.py.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include "common/buffers.hpp"
 #include "common/check.hpp"
-#include "grading/checker.hpp"
 #include "common/compare.hpp"
-#include "grading/hmac.hpp"
-#include "grading/json.hpp"
 #include "common/random.hpp"
 #include "common/stats.hpp"
 
@@ -247,19 +244,6 @@ TEST_CASE("random: a seed gives the same numbers on every machine")
     CHECK(random_ints(4, 7, 0, 1000000) == random_ints(4, 7, 0, 1000000));
 }
 
-TEST_CASE("hmac: RFC 4231 test vectors")
-{
-    //! [hmac]
-    CHECK(hmac_sha256_hex("Jefe", "what do ya want for nothing?") ==
-          "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
-    //! [hmac]
-    CHECK(hmac_sha256_hex(std::string(20, '\x0b'), "Hi There") ==
-          "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
-    // A key longer than the block is hashed first (test case 6).
-    CHECK(hmac_sha256_hex(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First") ==
-          "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
-}
-
 TEST_CASE("errors: sticky errors are told apart and come with a hint")
 {
     //! [errors]
@@ -271,15 +255,6 @@ TEST_CASE("errors: sticky errors are told apart and come with a hint")
     CHECK_THROWS_AS(throw_cuda_error(cudaErrorIllegalAddress, "kernel<<<...>>>", "lab.cu", 12), CudaError);
     CHECK(sticky_error_seen());  // the checker's listener stops after this test, so the grader restarts it
     //! [throw]
-}
-
-TEST_CASE("json: quoting escapes what JSON requires")
-{
-    //! [json]
-    CHECK(json_quote("say \"hi\"\n") == "\"say \\\"hi\\\"\\n\"");
-    //! [json]
-    CHECK(json_quote("a\\b") == "\"a\\\\b\"");
-    CHECK(json_quote(std::string("\x01", 1)) == "\"\\u0001\"");
 }
 
 TEST_CASE("spot_check: a GPU reference must agree with the CPU at the corners and at random elements")

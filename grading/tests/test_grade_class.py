@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Class grading's self-test: tests/grade_class.py over a class of two tiny students.
+"""Class grading's self-test: grading/grade_class.py over a class of two tiny students.
 
-    python3 tests/grader/test_grade_class.py --build-dir build [-v]
+    python3 grading/tests/test_grade_class.py --build-dir build [-v]
 
 The class, under <build>/test_grade_class/: two copies of solutions/, one whole and one whose
 lab 02 does not compile, graded on lab 02 alone so that the test stays short; beside them a
@@ -21,9 +21,9 @@ import tempfile
 import time
 import unittest
 
-TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOURCE_DIR = os.path.dirname(TESTS_DIR)
-sys.path.insert(0, TESTS_DIR)
+GRADING_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOURCE_DIR = os.path.dirname(GRADING_DIR)
+sys.path.insert(0, GRADING_DIR)
 import grade_class  # noqa: E402
 
 BUILD_DIR = None   # set from --build-dir
@@ -54,7 +54,7 @@ class ClassOfTwo(unittest.TestCase):
         cls.out = os.path.join(root, "out")
         make_class(os.path.join(root, "class"))
         started = time.monotonic()
-        r = subprocess.run([sys.executable, os.path.join(TESTS_DIR, "grade_class.py"),
+        r = subprocess.run([sys.executable, os.path.join(GRADING_DIR, "grade_class.py"),
                             "--build-dir", BUILD_DIR, "--submissions", os.path.join(root, "class"),
                             "--out", cls.out, "--lab", "02", "--seed", str(SEED)],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The test of bench/report.py on a made-up fixture: ctest's `unit.bench_report`, no GPU needed.
 
-    python3 tests/bench/test_report.py [-v]
+    python3 bench/tests/test_report.py [-v]
 
-Runs bench/report.py on tests/bench/fixture (made-up numbers in the bench's format, NOT a
+Runs bench/report.py on bench/tests/fixture (made-up numbers in the bench's format, NOT a
 measurement; its README says what it covers) into a temporary folder and checks the Markdown:
 the sources' published figures, the fixture's figures beside them, left-out CPU runs, the ratios
 the sources claim and the same ratios computed here from the fixture's CSVs, the missing table

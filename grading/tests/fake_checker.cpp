@@ -1,4 +1,4 @@
-// A checker with no GPU code, for testing the grader itself (tests/grader/test_grader.py).
+// A checker with no GPU code, for testing the grader itself (grading/tests/test_grader.py).
 //
 // Its tests pass, fail, crash, hang, exit, throw, lose the CUDA context or try to forge a result,
 // each only when the environment variable naming that fault is set, so one binary plays every

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """One task of a class's Slurm job array (`make grade-class RUNNER=slurm`): grades one student.
 
-    SLURM_ARRAY_TASK_ID=i python3 tests/slurm/grade_task.py <out>/slurm/tasks-<job>.json
+    SLURM_ARRAY_TASK_ID=i python3 grading/grade_task.py <out>/slurm/tasks-<job>.json
 
-tests/grade_class.py writes the tasks file (the class's seed, labs and build folder, and the
+grading/grade_class.py writes the tasks file (the class's seed, labs and build folder, and the
 students of this array in task order) and submits the array. Task i grades student i with the
 local runner's own functions, on the GPU that Slurm gave it (CUDA_VISIBLE_DEVICES):
   1. prebuild: configures and builds the student's checkers in <build>/submissions/<student>
      (<out>/<student>/build.log), so that a compile error or a runaway build costs only this
      task;
-  2. grade_student: tests/grade.py --submission, the same command line as the local runner's
+  2. grade_student: grading/grade.py --submission, the same command line as the local runner's
      (<out>/<student>/grade.log, results.json, junit.xml, a log per lab);
   3. writes <out>/<student>/slurm_task.json: grade.py's exit status, or why the student could
      not be graded, for grade_class.py to read.
@@ -24,8 +24,8 @@ import socket
 import sys
 import time
 
-TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, TESTS_DIR)
+GRADING_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, GRADING_DIR)
 import grade          # noqa: E402
 import grade_class    # noqa: E402
 
@@ -85,7 +85,7 @@ def main(argv=None):
         except Exception as e:
             record["note"] = "grade_task.py: %r" % e
     record["seconds"] = round(time.monotonic() - started, 1)
-    print("graded: tests/grade.py exit status %s (%.0f s)" % (record["exit_status"], record["seconds"]),
+    print("graded: grading/grade.py exit status %s (%.0f s)" % (record["exit_status"], record["seconds"]),
           flush=True)
     grade_class.write_json(os.path.join(out_dir, student.key, grade_class.TASK_RECORD), record)
     return 0

@@ -1046,7 +1046,7 @@ def make_command(args):
 def run_on_slurm(args, argv):
     """This very grade run, with --runner local, as one task that srun places on a GPU of the
     cluster: its output comes back live, and its exit status is the grade run's."""
-    sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "slurm"))
+    sys.path.insert(0, os.path.join(SOURCE_DIR, "grading"))
     import slurm
     try:
         cmd = slurm.srun_command(slurm.options(args.partition, args.account, args.time, args.gres, args.cpus),

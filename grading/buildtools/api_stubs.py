@@ -8,7 +8,7 @@ header's declarations, one per line:
 
     WORKBOOK_STUDENT_FUNCTION void launch_vector_add(const float* a, const float* b, float* c, int n);
 
-    tests/api_stubs.py --header tests/01_vector_add.hpp --forward out/01_forward.cpp --serve out/01_serve.cpp
+    grading/buildtools/api_stubs.py --header tests/01_vector_add.hpp --forward out/01_forward.cpp --serve out/01_serve.cpp
 """
 import argparse
 import os
@@ -64,7 +64,7 @@ def main():
     args = parser.parse_args()
     header = os.path.basename(args.header)
     functions = declarations(args.header)
-    banner = f"// Written by tests/api_stubs.py from tests/{header}: do not edit.\n"
+    banner = f"// Written by grading/buildtools/api_stubs.py from tests/{header}: do not edit.\n"
 
     forward = [banner, "// The judge's side: each API function sends its call to the runner (grading/remote.hpp).\n",
                '#include "grading/checker.hpp"\n', f'#include "{header}"\n', '#include "grading/remote.hpp"\n\n']

@@ -12,11 +12,11 @@ student. How a class is graded:
      second class run on the same build folder waiting until the first ends.)
   4. Builds. A small pool (--build-jobs, niced) configures and builds each submission in its own
      build folder, <build>/submissions/<student>, ahead of the graders, so that the GPUs are not
-     left waiting for the compiler. A build that fails is not a grading failure: tests/grade.py
+     left waiting for the compiler. A build that fails is not a grading failure: grading/grade.py
      builds again and scores that lab 0 with the compiler's message.
   5. Grading. One worker per GPU (`nvidia-smi`; CUDA_VISIBLE_DEVICES or --gpus narrow the set),
      or a single worker when there is none. Each worker takes the next built student and runs
-     tests/grade.py --submission on it with CUDA_VISIBLE_DEVICES set to its own GPU, so that a
+     grading/grade.py --submission on it with CUDA_VISIBLE_DEVICES set to its own GPU, so that a
      4-GPU host grades four students at a time. Its output goes to <out>/<student>/grade.log and
      its reports (results.json, junit.xml, a log per lab) beside it.
   6. Faults. A student whose grading crashes or runs past --student-timeout (30 min) is stopped,
@@ -34,7 +34,7 @@ workbook, the build folder and --out must be on a filesystem that the compute no
   4'. The reference checkers are still built once, here, before anything is submitted. Then ONE
      job array goes to sbatch, a task per student, each with --gres=gpu:1 (--gres), --time
      (default: --student-timeout), and --partition, --account and the array's %N limit
-     (--concurrency) when given. Task i runs tests/slurm/grade_task.py: prebuild and
+     (--concurrency) when given. Task i runs grading/grade_task.py: prebuild and
      grade_student for student i, the same functions as here, so a compile error or a runaway
      build costs only that student's task.
   5'. While it runs, a progress line (done, running, pending, failed, from squeue and sacct)
@@ -67,9 +67,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "slurm"))
 import grade  # noqa: E402  (the trusted test lists, and the build folders' names)
-import slurm  # noqa: E402  (sbatch, squeue, sacct, scancel: tests/slurm/slurm.py)
+import slurm  # noqa: E402  (sbatch, squeue, sacct, scancel: grading/slurm.py)
 
 GRADE_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grade.py")
 DEFAULT_STUDENT_TIMEOUT = 30 * 60.0
@@ -90,7 +89,7 @@ def say(text):
 class Student:
     def __init__(self, name, path):
         self.name, self.path = name, path
-        # The build folder tests/grade.py gives a submission: <build>/submissions/<folder name>.
+        # The build folder grading/grade.py gives a submission: <build>/submissions/<folder name>.
         self.key = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
         self.status = "grading failed"   # ok | no GPU | grading failed | not graded
         self.note = ""                   # why grading failed, or why the folder was not graded
@@ -220,7 +219,7 @@ def build_reference(build_dir, labs):
 
 
 def prebuild(student, build_dir, labs, out_dir, jobs):
-    """Configures the student's build folder as tests/grade.py would, always with this
+    """Configures the student's build folder as grading/grade.py would, always with this
     student's path (a folder left by another submission of the same name is re-pointed), and
     builds each lab's checker. Returns "" or why the submission cannot be graded at all."""
     sub_dir = os.path.join(build_dir, "submissions", student.key)
@@ -259,7 +258,7 @@ def grade_student(student, gpu, args, seed, out_dir):
 
 
 def read_results(student, status, out_dir, tests_by_name, timeout):
-    """Fills in the student's scores from the results.json that tests/grade.py wrote."""
+    """Fills in the student's scores from the results.json that grading/grade.py wrote."""
     path = os.path.join(out_dir, student.key, "results.json")
     if status is None:
         student.note = "timed out after %.0f s and was stopped (--student-timeout)" % timeout
@@ -269,11 +268,11 @@ def read_results(student, status, out_dir, tests_by_name, timeout):
             results = json.load(f)
         entries = results["tests"]
     except (OSError, ValueError, KeyError, TypeError):
-        student.note = "tests/grade.py exited with status %s and wrote no results%s" % (
+        student.note = "grading/grade.py exited with status %s and wrote no results%s" % (
             status, last_line(os.path.join(out_dir, student.key, "grade.log")))
         return
     if status not in (0, 1, EXIT_NO_DEVICE):
-        student.note = "tests/grade.py exited with status %s%s" % (
+        student.note = "grading/grade.py exited with status %s%s" % (
             status, last_line(os.path.join(out_dir, student.key, "grade.log")))
         return
     for entry in entries:
@@ -526,14 +525,13 @@ def grade_here(to_grade, args, labs, seed, out_dir, tests_by_name, gpus, build_j
 
 
 # ----------------------------------------------------------------------------------------------
-# Grading on a Slurm cluster: one job array, one task per student (tests/slurm/grade_task.py)
+# Grading on a Slurm cluster: one job array, one task per student (grading/grade_task.py)
 #
 # <out>/slurm/ holds the run's record (class.json: the submissions, labs, seed and jobs), each
 # array's tasks file and each task's Slurm log (<job>_<task>.log). Each task leaves
 # <out>/<student>/slurm_task.json beside the student's reports: grade.py's exit status.
 
-SLURM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slurm")
-TASK_PY = os.path.join(SLURM_DIR, "grade_task.py")
+TASK_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grade_task.py")
 TASK_RECORD = "slurm_task.json"
 WHY = {"COMPLETED": "ended without recording a result",
        "TIMEOUT": "ran past its time limit (SLURM_TIME=%(time)s)",

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Class grading on Slurm, against a real Slurm: a cluster of one node on localhost.
 
-    python3 tests/grader/test_slurm.py --build-dir build [-v]
+    python3 grading/tests/test_slurm.py --build-dir build [-v]
 
 The cluster. As root, Debian's slurm-wlm and munge are installed when missing (apt-get). Then
 munged (with a key made for this run), slurmctld and slurmd start with everything they write under
@@ -21,7 +21,7 @@ says "no GPU" (grade.py's exit 77). What is tested is the plumbing, on lab 02 al
      class's seed; the gradebook has the three rows. Each task built with the CPUs it asked for.
   3'. REGRADE=1 asking for more CPUs per task than the node has: sbatch --test-only refuses it
      before anything is cleared, and the gradebook and every student's results stay.
-  4. make check's RUNNER=slurm: tests/grade.py through srun gives the same exit status and the
+  4. make check's RUNNER=slurm: grading/grade.py through srun gives the same exit status and the
      same results as run here, and here it names that command.
   5. A run of two stalling students, one at a time (--concurrency 1), interrupted by SIGINT, and
      again by SIGTERM: the array is cancelled, nothing of it is left in the queue or running.
@@ -41,8 +41,8 @@ import sys
 import time
 import unittest
 
-TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOURCE_DIR = os.path.dirname(TESTS_DIR)
+GRADING_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOURCE_DIR = os.path.dirname(GRADING_DIR)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The whole and the broken student bear unit.grade_class's names: a student's build folder is
 # named after them, so under make test, which runs that test first, theirs are already built.
@@ -92,7 +92,7 @@ def free_port():
 
 
 SLURM_CONF = """\
-# A cluster of one node on localhost, for tests/grader/test_slurm.py only.
+# A cluster of one node on localhost, for grading/tests/test_slurm.py only.
 ClusterName=workbooktest
 SlurmctldHost={host}(127.0.0.1)
 SlurmctldPort={ctld_port}
@@ -280,14 +280,14 @@ def make_stall(root, student):
 
 
 def grade_class(cluster, submissions, out, *extra):
-    """tests/grade_class.py --runner slurm on the test's cluster: (exit status, output)."""
+    """grading/grade_class.py --runner slurm on the test's cluster: (exit status, output)."""
     r = cluster.run(grade_class_command(submissions, out, *extra), timeout=400)
     print(r.stdout, flush=True)
     return r.returncode, r.stdout
 
 
 def grade_class_command(submissions, out, *extra):
-    return [sys.executable, os.path.join(TESTS_DIR, "grade_class.py"), "--build-dir", BUILD_DIR,
+    return [sys.executable, os.path.join(GRADING_DIR, "grade_class.py"), "--build-dir", BUILD_DIR,
             "--submissions", submissions, "--out", out, "--lab", "02", "--runner", "slurm",
             "--gres", "none", "--cpus", "1", "--poll", "1", *extra]
 
@@ -426,7 +426,7 @@ class CheckingALabThroughSrun(unittest.TestCase):
     """Step 4: make check LAB=02 RUNNER=slurm, and the hint that names it."""
 
     def grade(self, out, *extra):
-        cmd = [sys.executable, os.path.join(TESTS_DIR, "grade.py"), "--build-dir", BUILD_DIR,
+        cmd = [sys.executable, os.path.join(GRADING_DIR, "grade.py"), "--build-dir", BUILD_DIR,
                "--lab", "02", "--verbose", "--seed", "7", "--out", out, *extra]
         r = CLUSTER.run(cmd, timeout=300)
         print(r.stdout, flush=True)
@@ -478,7 +478,7 @@ class InterruptingARun(unittest.TestCase):
 
 
 def nvidia_smi_lists_a_gpu():
-    sys.path.insert(0, TESTS_DIR)
+    sys.path.insert(0, GRADING_DIR)
     import grade
     return bool(grade.nvidia_smi_gpus())
 
