@@ -15,6 +15,11 @@
 // Every GPU result is checked against the float64 reference before it is timed, and every CPU
 // result too: a fast wrong answer is not a figure. Exit status 0, 77 without a usable GPU, 1 when
 // a result was wrong.
+//
+// It is one file of over 500 lines on purpose: it is the bench's one program, and each table's
+// plan of steps, the kinds of work those plans build on (matmul, transpose, convolution, vector
+// add, SGEMM), the check-then-time helpers they all call, the CSV and meta.json writers and main
+// are kept together so that a reader can follow one table from its plan to its CSV.
 #include "common/buffers.hpp"
 #include "common/check.hpp"
 #include "common/compare.hpp"

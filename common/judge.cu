@@ -270,6 +270,144 @@ std::string against_reference_output(const Call& call, const float* got, const f
     return comparison.ok() ? "" : comparison.report();
 }
 
+// A profiler run's one launch (see explain_slowness in tools.hpp): when this is the timed call
+// asked for (WORKBOOK_PROFILE_CALL, the first by default), the chosen side's call runs once,
+// inside the NVTX range "workbook-profile" that ncu profiles, so that ncu sees that kernel alone.
+void launch_for_profiler(const Call& yours, const std::function<void(float* out)>& reference, const char* who,
+                         int index)
+{
+    const char* wanted = std::getenv("WORKBOOK_PROFILE_CALL");
+    if (index != (wanted ? std::atoi(wanted) : 0)) return;
+    Output out(yours);
+    out.poison();
+    if (yours.setup) yours.setup();
+    nvtxRangePushA("workbook-profile");
+    if (std::strcmp(who, "reference") == 0) {
+        reference(out.data());
+    } else {
+        if (g_before_profiled_call) g_before_profiled_call();
+        yours.run(out.data());
+    }
+    CUDA_CHECK_LAUNCH("the profiled launch");
+    nvtxRangePop();
+}
+
+// The check after one of the student's timed runs, whose output is in `out`: a run that skips
+// the work, or answers from a memo of earlier outputs, must fail as a judged run would. Checks
+// what it launched, the guards, and the output: against the reference solution's on the run's
+// fresh input, or, without declared inputs, against the verified output. Throws TimedRunFailed.
+void check_timed_run(const Call& yours, const std::function<void(float* out)>& reference, const std::string& where,
+                     bool fresh_inputs, Output& out, Output& theirs_out)
+{
+    const std::string wrong_launch = check_record(yours, end_recording(), {});
+    if (!wrong_launch.empty()) throw TimedRunFailed{where + ": " + wrong_launch};
+    const GuardReport guards = out.guards();
+    if (!guards.intact()) throw TimedRunFailed{where + ": " + guards.describe(yours.output, yours.shape.count())};
+    if (fresh_inputs) {
+        // The reference solution, on this run's input: what the output must be.
+        theirs_out.poison();
+        reference(theirs_out.data());
+        CUDA_CHECK_LAUNCH("the reference solution");
+        const std::string wrong = against_reference_output(yours, out.data(), theirs_out.data());
+        if (!wrong.empty())
+            throw TimedRunFailed{where + ": the output is wrong for this run's input, fresh random values "
+                                 "that no earlier run had, although the runs before timing were right. "
+                                 "Every timed run must compute its output from its input.\n" + wrong};
+        return;
+    }
+    // Without declared inputs: judge_into kept the last judged run's output, verified.
+    if (!out.differs_from_kept()) return;
+    // Not bit for bit the verified output: still right if within the tolerance (atomics
+    // may add in another order every time).
+    const Comparison again = out.compare_with(yours);
+    if (!again.ok())
+        throw TimedRunFailed{where + ": the output is wrong, although the runs before timing were "
+                             "right. Every timed run must do the whole work.\n" + again.report()};
+}
+
+//! [timed runs]
+// The student's timed runs: before each, fresh inputs and a poisoned output; after each, the
+// check (check_timed_run), so that every run timed is a run verified.
+Timing time_yours(const Call& yours, const std::function<void(float* out)>& reference, FreshInputs& fresh,
+                  Output& out, Output& theirs_out)
+{
+    int run = 0;
+    TimingOptions checked;
+    checked.before_each = [&] {
+        if (fresh.any()) fresh.refill(run);
+        out.poison();
+        begin_recording();
+    };
+    checked.after_each = [&] {
+        ++run;
+        const std::string where = "timed run " + std::to_string(run) + " of " +
+                                  std::to_string(checked.warmup + checked.repetitions) + " (" + yours.what + ")";
+        check_timed_run(yours, reference, where, fresh.any(), out, theirs_out);
+    };
+    return time_gpu([&] { yours.run(out.data()); }, checked);
+}
+
+// The reference's timed runs, on the same sequence of inputs as the student's: a fair race.
+Timing time_reference(const Call& yours, const std::function<void(float* out)>& reference, FreshInputs& fresh,
+                      Output& theirs_out)
+{
+    int reference_run = 0;
+    TimingOptions fair;  // the reference's runs see the same inputs, on the same poisoned output
+    fair.before_each = [&] {
+        if (fresh.any()) fresh.refill(reference_run++);
+        theirs_out.poison();
+    };
+    if (g_reference_route) {
+        // The same call, sent to the reference solution's runner: timed exactly as yours.
+        if (yours.setup) g_reference_route(yours.setup);
+        return time_gpu([&] { g_reference_route([&] { yours.run(theirs_out.data()); }); }, fair);
+    }
+    return time_gpu([&] { reference(theirs_out.data()); }, fair);
+}
+//! [timed runs]
+
+// Why a rate beyond what the GPU can physically do fails: the timed runs cannot have done the
+// work they are credited with.
+std::string beyond_physical_limit(double rate, double limit, Ceiling ceiling)
+{
+    std::ostringstream text;
+    text << "your kernel's figure, " << versus(rate, ceiling) << ", is beyond what this GPU "
+         << "can physically do ("
+         << (ceiling == Ceiling::copy ? "its copy bandwidth, plus 10% for timing noise: "
+                                      : "its FP32 peak from SM count, clock and FP32 lanes: ")
+         << static_cast<long>(limit) << (ceiling == Ceiling::copy ? " GB/s" : " GFLOP/s")
+         << "). The timed runs cannot have done the work they are credited with.";
+    return text.str();
+}
+
+// The verdict on the two timings: both rates set beside the ceiling, then ok unless the
+// student's figure is impossible or slower than kSpeedFloor allows.
+void judge_speed(SpeedVerdict& verdict, const Timing& mine, const Timing& theirs, const Work& work)
+{
+    //! [versus]
+    verdict.rate = mine.giga_per_second(work.amount);
+    verdict.yours = "your kernel: " + versus(verdict.rate, work.ceiling) + ", " + mine.describe();
+    verdict.reference = "reference:   " + versus(theirs.giga_per_second(work.amount), work.ceiling) + ", " +
+                        theirs.describe();
+    //! [versus]
+    const double limit = physical_limit(work.ceiling);
+    if (verdict.rate > limit) {
+        verdict.message = beyond_physical_limit(verdict.rate, limit, work.ceiling);
+        return;
+    }
+    verdict.speed = theirs.seconds() / mine.seconds();
+    if (verdict.speed < kSpeedFloor) {
+        std::ostringstream text;
+        text.precision(3);
+        text << "your kernel takes " << 1 / verdict.speed << "x the reference's time (at most "
+             << 1 / kSpeedFloor << "x earns these points).";
+        verdict.slow = true;
+        verdict.message = text.str();
+        return;
+    }
+    verdict.ok = true;
+}
+
 }  // namespace
 
 Verdict judge_call(const Call& call, const JudgeOptions& options)
@@ -310,21 +448,7 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
     verdict.call = index;
     // Under Nsight Compute (see explain_slowness in tools.hpp): one launch, nothing timed.
     if (const char* who = std::getenv("WORKBOOK_PROFILE")) {
-        const char* wanted = std::getenv("WORKBOOK_PROFILE_CALL");
-        if (index == (wanted ? std::atoi(wanted) : 0)) {
-            Output out(yours);
-            out.poison();
-            if (yours.setup) yours.setup();
-            nvtxRangePushA("workbook-profile");
-            if (std::strcmp(who, "reference") == 0) {
-                reference(out.data());
-            } else {
-                if (g_before_profiled_call) g_before_profiled_call();
-                yours.run(out.data());
-            }
-            CUDA_CHECK_LAUNCH("the profiled launch");
-            nvtxRangePop();
-        }
+        launch_for_profiler(yours, reference, who, index);
         verdict.profiled = true;
         return verdict;
     }
@@ -336,99 +460,17 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
                           ". Make the correctness tests pass first.\n" + correct.message;
         return verdict;
     }
-    const std::size_t count = yours.shape.count();
     FreshInputs fresh(yours.inputs);
     Output theirs_out(yours);  // the reference's output for the same input
-
-    int run = 0;
-    TimingOptions checked;
-    checked.before_each = [&] {
-        if (fresh.any()) fresh.refill(run);
-        out.poison();
-        begin_recording();
-    };
-    checked.after_each = [&] {
-        ++run;
-        const std::string where = "timed run " + std::to_string(run) + " of " +
-                                  std::to_string(checked.warmup + checked.repetitions) + " (" + yours.what + ")";
-        const std::string wrong_launch = check_record(yours, end_recording(), {});
-        if (!wrong_launch.empty()) throw TimedRunFailed{where + ": " + wrong_launch};
-        const GuardReport guards = out.guards();
-        if (!guards.intact()) throw TimedRunFailed{where + ": " + guards.describe(yours.output, count)};
-        if (fresh.any()) {
-            // The reference solution, on this run's input: what the output must be.
-            theirs_out.poison();
-            reference(theirs_out.data());
-            CUDA_CHECK_LAUNCH("the reference solution");
-            const std::string wrong = against_reference_output(yours, out.data(), theirs_out.data());
-            if (!wrong.empty())
-                throw TimedRunFailed{where + ": the output is wrong for this run's input, fresh random values "
-                                     "that no earlier run had, although the runs before timing were right. "
-                                     "Every timed run must compute its output from its input.\n" + wrong};
-            return;
-        }
-        // Without declared inputs: judge_into kept the last judged run's output, verified.
-        if (!out.differs_from_kept()) return;
-        // Not bit for bit the verified output: still right if within the tolerance (atomics
-        // may add in another order every time).
-        const Comparison again = out.compare_with(yours);
-        if (!again.ok())
-            throw TimedRunFailed{where + ": the output is wrong, although the runs before timing were "
-                                 "right. Every timed run must do the whole work.\n" + again.report()};
-    };
-    //! [timed runs]
     Timing mine;
     try {
-        mine = time_gpu([&] { yours.run(out.data()); }, checked);
+        mine = time_yours(yours, reference, fresh, out, theirs_out);
     } catch (const TimedRunFailed& failed) {
         verdict.message = "the timed runs were checked too, and " + failed.message;
         return verdict;
     }
-    int reference_run = 0;
-    TimingOptions fair;  // the reference's runs see the same inputs, on the same poisoned output
-    fair.before_each = [&] {
-        if (fresh.any()) fresh.refill(reference_run++);
-        theirs_out.poison();
-    };
-    Timing theirs;
-    if (g_reference_route) {
-        // The same call, sent to the reference solution's runner: timed exactly as yours.
-        if (yours.setup) g_reference_route(yours.setup);
-        theirs = time_gpu([&] { g_reference_route([&] { yours.run(theirs_out.data()); }); }, fair);
-    } else {
-        theirs = time_gpu([&] { reference(theirs_out.data()); }, fair);
-    }
-    //! [timed runs]
-
-    //! [versus]
-    verdict.rate = mine.giga_per_second(work.amount);
-    verdict.yours = "your kernel: " + versus(verdict.rate, work.ceiling) + ", " + mine.describe();
-    verdict.reference = "reference:   " + versus(theirs.giga_per_second(work.amount), work.ceiling) + ", " +
-                        theirs.describe();
-    //! [versus]
-    const double limit = physical_limit(work.ceiling);
-    if (verdict.rate > limit) {
-        std::ostringstream text;
-        text << "your kernel's figure, " << versus(verdict.rate, work.ceiling) << ", is beyond what this GPU "
-             << "can physically do ("
-             << (work.ceiling == Ceiling::copy ? "its copy bandwidth, plus 10% for timing noise: "
-                                               : "its FP32 peak from SM count, clock and FP32 lanes: ")
-             << static_cast<long>(limit) << (work.ceiling == Ceiling::copy ? " GB/s" : " GFLOP/s")
-             << "). The timed runs cannot have done the work they are credited with.";
-        verdict.message = text.str();
-        return verdict;
-    }
-    verdict.speed = theirs.seconds() / mine.seconds();
-    if (verdict.speed < kSpeedFloor) {
-        std::ostringstream text;
-        text.precision(3);
-        text << "your kernel takes " << 1 / verdict.speed << "x the reference's time (at most "
-             << 1 / kSpeedFloor << "x earns these points).";
-        verdict.slow = true;
-        verdict.message = text.str();
-        return verdict;
-    }
-    verdict.ok = true;
+    const Timing theirs = time_reference(yours, reference, fresh, theirs_out);
+    judge_speed(verdict, mine, theirs, work);
     return verdict;
 }
 

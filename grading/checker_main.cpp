@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -220,6 +221,116 @@ bool runs_every_test(int argc, char** argv)
     return true;
 }
 
+// Takes the results channel and the signing key, and hides both from the code under test.
+void take_results_channel()
+{
+    if (const char* fd = std::getenv("WORKBOOK_RESULTS_FD")) {
+        g_results_fd = std::atoi(fd);
+        unsetenv("WORKBOOK_RESULTS_FD");
+    }
+    if (const char* fd = std::getenv("WORKBOOK_KEY_FD")) {
+        const int key_fd = std::atoi(fd);
+        char buffer[256];
+        ssize_t n;
+        while ((n = ::read(key_fd, buffer, sizeof buffer)) > 0) g_key.append(buffer, static_cast<std::size_t>(n));
+        ::close(key_fd);
+        unsetenv("WORKBOOK_KEY_FD");
+    }
+}
+
+// The NAME of `--workbook-probe=NAME`, given when a tool runs this checker for one probe
+// (tools.hpp); nothing when the checker runs its tests.
+std::optional<std::string> probe_to_run(int argc, char** argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        const char* prefix = "--workbook-probe=";
+        if (std::strncmp(argv[i], prefix, std::strlen(prefix)) == 0) return std::string(argv[i] + std::strlen(prefix));
+    }
+    return std::nullopt;
+}
+
+// Runs one probe alone, under the tool that started this checker; the exit status is the
+// probe's, so that the tool's verdict ("found errors") reaches the tool run (tools.hpp).
+int run_probe_alone(const std::string& probe)
+{
+#ifndef WORKBOOK_CHECKER_WITHOUT_GPU
+    // The tool wrapped around the runner (compute-sanitizer) starts while this process does.
+    remote::start_runners_early(false);
+#endif
+    const DeviceProbe device = probe_device();
+    if (device.status != DeviceProbe::Status::ok) {
+        std::fprintf(stderr, "%s\nThe probe was not run.\n", device.message.c_str());
+        return exit_no_device;
+    }
+    try {
+        //! [run probe]
+        if (!run_probe(probe)) {
+            std::fprintf(stderr, "no probe named \"%s\"\n", probe.c_str());
+            return 2;
+        }
+        //! [run probe]
+        CUDA_CHECK(cudaDeviceSynchronize());
+        // The runner ran the student's work, under the tool when one wraps it: its status
+        // (a tool's "found errors") is the probe's.
+        const int runner = remote::student_runner().finish();
+        if (runner > 0) return runner;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "probe %s failed: %s\n", probe.c_str(), e.what());
+        return 1;
+    }
+    return 0;
+}
+
+// Readies the GPU before the tests: the runners start, the device is checked and named with the
+// seed, and the tool runs start early when every test will run. Returns the checker's exit
+// status when no test can run, nothing when the tests can.
+std::optional<int> ready_the_gpu(int argc, char** argv)
+{
+#ifndef WORKBOOK_CHECKER_WITHOUT_GPU
+    // The runners start CUDA while this process does: a lab's run needs both.
+    remote::start_runners_early(runs_every_test(argc, argv));
+#endif
+    const DeviceProbe probe = probe_device();
+    if (probe.status != DeviceProbe::Status::ok) {
+        std::fprintf(stderr, "%s\nNo test was run: every GPU test is skipped, none passed.\n",
+                     probe.message.c_str());
+        emit("{\"event\":\"no_device\",\"message\":" + json_quote(probe.message) + "}");
+        return exit_no_device;
+    }
+    try {
+        std::printf("device: %s\nseed: %llu (replay with WORKBOOK_SEED=%llu)\n",
+                    device_facts().describe().c_str(),
+                    static_cast<unsigned long long>(run_seed()),
+                    static_cast<unsigned long long>(run_seed()));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "the GPU cannot be used: %s\n", e.what());
+        return 1;
+    }
+    std::fflush(stdout);
+    if (runs_every_test(argc, argv)) {
+        // CUDA starts one process at a time: the judge's own start goes before the tool runs'
+        // (a probe judge and a runner each), which would hold up the first test by up to a second.
+        cudaFree(nullptr);
+        cudaGetLastError();
+        start_tool_runs_early();
+    }
+    return std::nullopt;
+}
+
+// The end of the run, once every test has reported: the runners end, and the results channel
+// closes.
+void end_run()
+{
+#ifndef WORKBOOK_CHECKER_WITHOUT_GPU
+    // A runner wrapped in a tool (ncu) ends when asked, so that the tool writes its report.
+    remote::end_runners();
+#endif
+    // Everything is reported: the grader need not wait while CUDA tears this process down.
+    wire::release_output();
+    if (g_results_fd >= 0) ::close(g_results_fd);
+    g_results_fd = -1;
+}
+
 }  // namespace
 
 doctest::description points(int n) { return doctest::description(kPointTexts[n < 0 ? 0 : n > kMaxPoints ? kMaxPoints : n]); }
@@ -231,19 +342,7 @@ DOCTEST_REGISTER_LISTENER("workbook-grade", 1, workbook::GradeListener);
 
 int main(int argc, char** argv)
 {
-    // Take the results channel and the signing key, and hide both from the code under test.
-    if (const char* fd = std::getenv("WORKBOOK_RESULTS_FD")) {
-        workbook::g_results_fd = std::atoi(fd);
-        unsetenv("WORKBOOK_RESULTS_FD");
-    }
-    if (const char* fd = std::getenv("WORKBOOK_KEY_FD")) {
-        const int key_fd = std::atoi(fd);
-        char buffer[256];
-        ssize_t n;
-        while ((n = ::read(key_fd, buffer, sizeof buffer)) > 0) workbook::g_key.append(buffer, static_cast<std::size_t>(n));
-        ::close(key_fd);
-        unsetenv("WORKBOOK_KEY_FD");
-    }
+    workbook::take_results_channel();
 
 #ifndef WORKBOOK_CHECKER_WITHOUT_GPU
     // The student's code runs in the runner: the judge's records, profiler runs and timings
@@ -253,37 +352,8 @@ int main(int argc, char** argv)
 #endif
 
     // `checker --workbook-probe=NAME`: run one probe alone, for ncu or compute-sanitizer.
-    for (int i = 1; i < argc; ++i) {
-        const char* prefix = "--workbook-probe=";
-        if (std::strncmp(argv[i], prefix, std::strlen(prefix)) != 0) continue;
-        const std::string probe = argv[i] + std::strlen(prefix);
-#ifndef WORKBOOK_CHECKER_WITHOUT_GPU
-        // The tool wrapped around the runner (compute-sanitizer) starts while this process does.
-        workbook::remote::start_runners_early(false);
-#endif
-        const workbook::DeviceProbe device = workbook::probe_device();
-        if (device.status != workbook::DeviceProbe::Status::ok) {
-            std::fprintf(stderr, "%s\nThe probe was not run.\n", device.message.c_str());
-            return workbook::exit_no_device;
-        }
-        try {
-            //! [run probe]
-            if (!workbook::run_probe(probe)) {
-                std::fprintf(stderr, "no probe named \"%s\"\n", probe.c_str());
-                return 2;
-            }
-            //! [run probe]
-            CUDA_CHECK(cudaDeviceSynchronize());
-            // The runner ran the student's work, under the tool when one wraps it: its status
-            // (a tool's "found errors") is the probe's.
-            const int runner = workbook::remote::student_runner().finish();
-            if (runner > 0) return runner;
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "probe %s failed: %s\n", probe.c_str(), e.what());
-            return 1;
-        }
-        return 0;
-    }
+    if (const std::optional<std::string> probe = workbook::probe_to_run(argc, argv))
+        return workbook::run_probe_alone(*probe);
 
     doctest::Context context;
     context.setOption("no-version", true);
@@ -294,45 +364,9 @@ int main(int argc, char** argv)
 #else
     const bool needs_device = !workbook::wants_only_information(argc, argv);
 #endif
-    if (needs_device) {
-#ifndef WORKBOOK_CHECKER_WITHOUT_GPU
-        // The runners start CUDA while this process does: a lab's run needs both.
-        workbook::remote::start_runners_early(workbook::runs_every_test(argc, argv));
-#endif
-        const workbook::DeviceProbe probe = workbook::probe_device();
-        if (probe.status != workbook::DeviceProbe::Status::ok) {
-            std::fprintf(stderr, "%s\nNo test was run: every GPU test is skipped, none passed.\n",
-                         probe.message.c_str());
-            workbook::emit("{\"event\":\"no_device\",\"message\":" +
-                           workbook::json_quote(probe.message) + "}");
-            return workbook::exit_no_device;
-        }
-        try {
-            std::printf("device: %s\nseed: %llu (replay with WORKBOOK_SEED=%llu)\n",
-                        workbook::device_facts().describe().c_str(),
-                        static_cast<unsigned long long>(workbook::run_seed()),
-                        static_cast<unsigned long long>(workbook::run_seed()));
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "the GPU cannot be used: %s\n", e.what());
-            return 1;
-        }
-        std::fflush(stdout);
-        if (workbook::runs_every_test(argc, argv)) {
-            // CUDA starts one process at a time: the judge's own start goes before the tool runs'
-            // (a probe judge and a runner each), which would hold up the first test by up to a second.
-            cudaFree(nullptr);
-            cudaGetLastError();
-            workbook::start_tool_runs_early();
-        }
-    }
+    if (needs_device)
+        if (const std::optional<int> stop = workbook::ready_the_gpu(argc, argv)) return *stop;
     const int status = context.run();
-#ifndef WORKBOOK_CHECKER_WITHOUT_GPU
-    // A runner wrapped in a tool (ncu) ends when asked, so that the tool writes its report.
-    workbook::remote::end_runners();
-#endif
-    // Everything is reported: the grader need not wait while CUDA tears this process down.
-    workbook::wire::release_output();
-    if (workbook::g_results_fd >= 0) ::close(workbook::g_results_fd);
-    workbook::g_results_fd = -1;
+    workbook::end_run();
     return status;
 }

@@ -3,10 +3,6 @@
 # objects, and each lab's buggy variants with the ctest tests that expect them rejected. The
 # build-time tools it runs are in grading/buildtools/.
 
-set(WORKBOOK_GRADER ${PROJECT_SOURCE_DIR}/grading)
-set(WORKBOOK_BUILDTOOLS ${PROJECT_SOURCE_DIR}/grading/buildtools)
-set(WORKBOOK_CHECKERS ${PROJECT_SOURCE_DIR}/tests)
-
 # One checker: two executables, the judge and the runner (grading/remote.hpp).
 #   ${target}_runner  the implementation (the student's file), linked with the runner's main and
 #                     the lab's table of functions; nothing of the judge's
@@ -28,7 +24,7 @@ function(workbook_add_checker target lab references implementation)
   set_target_properties(${target}_runner PROPERTIES LINKER_LANGUAGE CXX)
   target_link_libraries(${target}_runner PRIVATE workbook_runner_main workbook_common)
   add_custom_command(TARGET ${target}_runner PRE_LINK
-    COMMAND ${Python3_EXECUTABLE} ${WORKBOOK_BUILDTOOLS}/student_symbols.py
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/buildtools/student_symbols.py
             --source ${implementation} --out $<TARGET_FILE_DIR:${target}_runner>/${target}.kernels
             --reference ${reference_objects} -- $<TARGET_OBJECTS:${target}_file>
     COMMAND_EXPAND_LISTS VERBATIM)
@@ -50,14 +46,14 @@ endfunction()
 # forwarders (${name}_forward) and the runner's table of functions (${name}_serve).
 function(workbook_add_api name)
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/api)
-  set(header ${WORKBOOK_CHECKERS}/${name}.hpp)
+  set(header ${PROJECT_SOURCE_DIR}/tests/${name}.hpp)
   add_custom_command(OUTPUT ${dir}/${name}_forward.cpp ${dir}/${name}_serve.cpp
     COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
-    COMMAND ${Python3_EXECUTABLE} ${WORKBOOK_BUILDTOOLS}/api_stubs.py --header ${header}
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/buildtools/api_stubs.py --header ${header}
             --forward ${dir}/${name}_forward.cpp --serve ${dir}/${name}_serve.cpp
-    DEPENDS ${header} ${WORKBOOK_BUILDTOOLS}/api_stubs.py VERBATIM)
+    DEPENDS ${header} ${PROJECT_SOURCE_DIR}/grading/buildtools/api_stubs.py VERBATIM)
   add_library(${name}_forward OBJECT ${dir}/${name}_forward.cpp)
-  target_include_directories(${name}_forward PRIVATE ${WORKBOOK_CHECKERS})
+  target_include_directories(${name}_forward PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   # The reference solution's runner, where the judge times the reference as it times the student.
   target_compile_definitions(${name}_forward PRIVATE
                              WORKBOOK_REFERENCE_RUNNER="${workbook_bin_dir}/check_${name}_solution_runner")
@@ -66,7 +62,7 @@ function(workbook_add_api name)
   endif()
   target_link_libraries(${name}_forward PRIVATE workbook_grading workbook_doctest)
   add_library(${name}_serve OBJECT ${dir}/${name}_serve.cpp)
-  target_include_directories(${name}_serve PRIVATE ${WORKBOOK_CHECKERS})
+  target_include_directories(${name}_serve PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(${name}_serve PRIVATE workbook_common)
 endfunction()
 
@@ -86,9 +82,9 @@ endif()
 function(workbook_add_reference target id namespace)
   set(object ${CMAKE_CURRENT_BINARY_DIR}/${target}.o)
   add_custom_command(OUTPUT ${object}
-    COMMAND ${Python3_EXECUTABLE} ${WORKBOOK_BUILDTOOLS}/reference_object.py
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/buildtools/reference_object.py
             --namespace ${namespace} --out ${object} $<TARGET_OBJECTS:check_${id}_solution_file>
-    DEPENDS $<TARGET_OBJECTS:check_${id}_solution_file> ${WORKBOOK_BUILDTOOLS}/reference_object.py
+    DEPENDS $<TARGET_OBJECTS:check_${id}_solution_file> ${PROJECT_SOURCE_DIR}/grading/buildtools/reference_object.py
     COMMAND_EXPAND_LISTS VERBATIM)
   # One target builds it; every executable that links it waits for that one (no parallel copies).
   add_custom_target(${target} DEPENDS ${object})
@@ -130,8 +126,8 @@ function(workbook_add_lab name source)
     set_target_properties(${name}_checker PROPERTIES IMPORTED_OBJECTS "${prebuilt_${name}_checker}")
     target_link_libraries(${name}_checker INTERFACE workbook_grading workbook_doctest)
   else()
-    add_library(${name}_checker OBJECT ${WORKBOOK_CHECKERS}/check_${name}.cpp)
-    target_include_directories(${name}_checker PRIVATE ${WORKBOOK_CHECKERS})
+    add_library(${name}_checker OBJECT ${PROJECT_SOURCE_DIR}/tests/check_${name}.cpp)
+    target_include_directories(${name}_checker PRIVATE ${PROJECT_SOURCE_DIR}/tests)
     # Where the checker finds the workbook's scripts (lab 06 draws its plot with one).
     target_compile_definitions(${name}_checker PRIVATE WORKBOOK_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
     target_link_libraries(${name}_checker PUBLIC workbook_grading workbook_doctest)
@@ -151,17 +147,17 @@ function(workbook_add_lab name source)
   if(NOT WORKBOOK_GRADE_ONLY)
     # Buggy variants: whole files (*.cu), or patches of the solution (*.patch) applied at build time.
     set(solution_file ${PROJECT_SOURCE_DIR}/solutions/${dir}/${source})
-    file(GLOB buggy CONFIGURE_DEPENDS ${WORKBOOK_CHECKERS}/buggy/${name}/*.cu
-                                      ${WORKBOOK_CHECKERS}/buggy/${name}/*.patch)
+    file(GLOB buggy CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/buggy/${name}/*.cu
+                                      ${PROJECT_SOURCE_DIR}/tests/buggy/${name}/*.patch)
     foreach(file IN LISTS buggy)
       get_filename_component(variant ${file} NAME_WE)
       set(implementation ${file})
       if(file MATCHES "[.]patch$")
         set(implementation ${CMAKE_CURRENT_BINARY_DIR}/buggy/${name}/${variant}.cu)
         add_custom_command(OUTPUT ${implementation}
-          COMMAND ${Python3_EXECUTABLE} ${WORKBOOK_BUILDTOOLS}/apply_variant.py
+          COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/buildtools/apply_variant.py
                   --patch ${file} --solution ${solution_file} --out ${implementation}
-          DEPENDS ${file} ${solution_file} ${WORKBOOK_BUILDTOOLS}/apply_variant.py VERBATIM)
+          DEPENDS ${file} ${solution_file} ${PROJECT_SOURCE_DIR}/grading/buildtools/apply_variant.py VERBATIM)
       endif()
       workbook_add_checker(check_${name}__${variant} ${name} "${references}" ${implementation})
       file(STRINGS ${file} build_error REGEX "expect-build-error:")
@@ -171,21 +167,21 @@ function(workbook_add_lab name source)
         set_target_properties(check_${name}__${variant} check_${name}__${variant}_runner check_${name}__${variant}_file
                               PROPERTIES EXCLUDE_FROM_ALL TRUE)
         add_test(NAME unit.${name}.build_refused.${variant}
-                 COMMAND ${Python3_EXECUTABLE} ${WORKBOOK_GRADER}/expect_rejected.py
+                 COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/expect_rejected.py
                          --build-dir ${CMAKE_BINARY_DIR} --lab ${name} --variant ${variant} --build-error)
         continue()
       endif()
       list(APPEND variants "\"${variant}\"")
       add_test(NAME gpu.${name}.buggy.${variant}
-               COMMAND ${Python3_EXECUTABLE} ${WORKBOOK_GRADER}/expect_rejected.py
+               COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/expect_rejected.py
                        --build-dir ${CMAKE_BINARY_DIR} --lab ${name} --variant ${variant})
       set_tests_properties(gpu.${name}.buggy.${variant} PROPERTIES SKIP_RETURN_CODE 77)
     endforeach()
     add_test(NAME gpu.${name}.solution_scores_full_marks
-             COMMAND ${Python3_EXECUTABLE} ${WORKBOOK_GRADER}/grade.py --build-dir ${CMAKE_BINARY_DIR}
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/grade.py --build-dir ${CMAKE_BINARY_DIR}
                      --no-build --solutions --lab ${name} --expect full)
     add_test(NAME gpu.${name}.skeleton_fails
-             COMMAND ${Python3_EXECUTABLE} ${WORKBOOK_GRADER}/grade.py --build-dir ${CMAKE_BINARY_DIR}
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/grade.py --build-dir ${CMAKE_BINARY_DIR}
                      --no-build --lab ${name} --expect zero)
     set_tests_properties(gpu.${name}.solution_scores_full_marks gpu.${name}.skeleton_fails
                          PROPERTIES SKIP_RETURN_CODE 77)

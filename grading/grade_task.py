@@ -3,16 +3,17 @@
 
     SLURM_ARRAY_TASK_ID=i python3 grading/grade_task.py <out>/slurm/tasks-<job>.json
 
-grading/grade_class.py writes the tasks file (the class's seed, labs and build folder, and the
-students of this array in task order) and submits the array. Task i grades student i with the
-local runner's own functions, on the GPU that Slurm gave it (CUDA_VISIBLE_DEVICES):
+grading/grade_class.py's Slurm runner (grading/class_slurm.py) writes the tasks file (the class's
+seed, labs and build folder, and the students of this array in task order) and submits the array.
+Task i grades student i with the local runner's own functions (grading/class_student.py), on the
+GPU that Slurm gave it (CUDA_VISIBLE_DEVICES):
   1. prebuild: configures and builds the student's checkers in <build>/submissions/<student>
      (<out>/<student>/build.log), so that a compile error or a runaway build costs only this
      task;
   2. grade_student: grading/grade.py --submission, the same command line as the local runner's
      (<out>/<student>/grade.log, results.json, junit.xml, a log per lab);
   3. writes <out>/<student>/slurm_task.json: grade.py's exit status, or why the student could
-     not be graded, for grade_class.py to read.
+     not be graded, for class_slurm.py to read.
 Slurm's --time is the student's time limit. When Slurm stops the task (SIGTERM), the task stops
 every process it started, checkers in sessions of their own included, before it exits.
 """
@@ -27,13 +28,14 @@ import time
 GRADING_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, GRADING_DIR)
 import grade          # noqa: E402
-import grade_class    # noqa: E402
+import class_slurm    # noqa: E402  (the task record: its name and how it is written)
+import class_student  # noqa: E402  (prebuild and grade_student, the local runner's own)
 
 
 def stop_and_exit(signum, frame):
     """On Slurm's SIGTERM (time limit, scancel): stop every process tree this task started."""
-    for proc in list(grade_class.running):
-        grade_class.kill_tree(proc.pid)
+    for proc in list(class_student.running):
+        class_student.kill_tree(proc.pid)
     print("grade_task.py: stopped by %s" % signal.Signals(signum).name, flush=True)
     os._exit(128 + signum)
 
@@ -59,7 +61,7 @@ def main(argv=None):
     with open(args.tasks) as f:
         tasks = json.load(f)
     entry = tasks["students"][index]
-    student = grade_class.Student(entry["name"], entry["path"])
+    student = class_student.Student(entry["name"], entry["path"])
     out_dir, build_dir, seed = tasks["out"], tasks["build_dir"], tasks["seed"]
     labs = [grade.Lab(lab_id, "") for lab_id in tasks["labs"]]
     options = argparse.Namespace(build_dir=build_dir, lab=tasks["lab"], student_timeout=None)
@@ -74,20 +76,20 @@ def main(argv=None):
     record = {"job": job, "node": socket.gethostname(), "exit_status": None, "note": ""}
     build_cpus = cpus()
     try:      # as the local runner's builder and grader do: a broken student is a row, not a crash
-        record["note"] = grade_class.prebuild(student, build_dir, labs, out_dir, build_cpus)
+        record["note"] = class_student.prebuild(student, build_dir, labs, out_dir, build_cpus)
     except Exception as e:
         record["note"] = "could not build it: %r" % e
-    print("built with %s (%.0f s)%s" % (grade_class.plural(build_cpus, "CPU"), time.monotonic() - started,
+    print("built with %s (%.0f s)%s" % (class_student.plural(build_cpus, "CPU"), time.monotonic() - started,
                                          ": " + record["note"] if record["note"] else ""), flush=True)
     if not record["note"]:
         try:
-            record["exit_status"] = grade_class.grade_student(student, None, options, seed, out_dir)
+            record["exit_status"] = class_student.grade_student(student, None, options, seed, out_dir)
         except Exception as e:
             record["note"] = "grade_task.py: %r" % e
     record["seconds"] = round(time.monotonic() - started, 1)
     print("graded: grading/grade.py exit status %s (%.0f s)" % (record["exit_status"], record["seconds"]),
           flush=True)
-    grade_class.write_json(os.path.join(out_dir, student.key, grade_class.TASK_RECORD), record)
+    class_slurm.write_json(os.path.join(out_dir, student.key, class_slurm.TASK_RECORD), record)
     return 0
 
 

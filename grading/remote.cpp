@@ -1,8 +1,8 @@
-// The judge's side of the two processes (remote.hpp): starting the runner in its sandbox,
-// sending calls, reading what came back, and noticing when the runner dies.
+// The judge's side of the two processes (remote.hpp): which runner a call goes to (the
+// student's or the reference's), the judge's clock over the calls, and how a call's arguments
+// travel. runner_process.cpp starts a runner in its sandbox, sends it calls, reads what came
+// back, and notices when it dies.
 #include "remote.hpp"
-
-#include "sandbox.hpp"
 
 #include "common/buffers.hpp"
 #include "common/check.hpp"
@@ -13,32 +13,18 @@
 
 #include <cuda.h>
 #include <cuda_runtime.h>
-#include <fcntl.h>
 #include <malloc.h>
-#include <pwd.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
-#include <thread>
-#include <utility>
-
-extern char** environ;
+#include <stdexcept>
 
 namespace workbook::remote {
 
@@ -74,311 +60,7 @@ std::vector<std::string> runner_tool()
     return words;
 }
 
-// Whether the user nobody can reach and run `path`: every folder above it searchable by others.
-bool others_can_run(const std::string& path)
-{
-    struct stat info;
-    if (stat(path.c_str(), &info) != 0 || (info.st_mode & S_IXOTH) == 0) return false;
-    for (std::string dir = path; dir.size() > 1;) {
-        dir.resize(dir.find_last_of('/') == 0 ? 1 : dir.find_last_of('/'));
-        if (stat(dir.c_str(), &info) != 0 || (info.st_mode & S_IXOTH) == 0) return false;
-    }
-    return true;
-}
-
-// A copy of the runner that the user nobody may run, when the build folder is private.
-std::string runnable_copy(const std::string& program)
-{
-    if (others_can_run(program)) return program;
-    static std::map<std::string, std::string> copies;
-    std::string& copy = copies[program];
-    if (!copy.empty()) return copy;
-    char dir[] = "/tmp/workbook-runner-XXXXXX";
-    if (mkdtemp(dir) == nullptr) return program;
-    chmod(dir, 0755);
-    copy = std::string(dir) + "/" + program.substr(program.find_last_of('/') + 1);
-    std::ifstream in(program, std::ios::binary);
-    std::ofstream out(copy, std::ios::binary);
-    out << in.rdbuf();
-    out.close();
-    chmod(copy.c_str(), 0755);
-    return copy;
-}
-
-// A folder for this checker's runners as the user nobody, removed when the checker exits.
-const std::string& runner_home()
-{
-    struct Home {
-        std::string path = "/nonexistent";  // where no folder could be made: nothing to write
-        std::string made;
-        Home()
-        {
-            char dir[] = "/tmp/workbook-home-XXXXXX";
-            const passwd* nobody = getpwnam("nobody");
-            if (nobody == nullptr || mkdtemp(dir) == nullptr) return;
-            made = dir;
-            if (chown(dir, nobody->pw_uid, nobody->pw_gid) == 0) path = made;
-        }
-        ~Home()
-        {
-            std::error_code ignored;
-            if (!made.empty()) std::filesystem::remove_all(made, ignored);
-        }
-    };
-    static const Home home;
-    return home.path;
-}
-
-// Waits up to `ms` milliseconds for `pid` to end: its pid then, or 0.
-pid_t wait_a_while(pid_t pid, int& status, int ms)
-{
-    pid_t done = 0;
-    for (int waited = 0; (done = waitpid(pid, &status, WNOHANG)) == 0 && waited < ms; waited += 10)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    return done;
-}
-
-std::string describe_status(int status)
-{
-    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-    if (WIFSIGNALED(status)) {
-        const int signal = WTERMSIG(status);
-        const char* abbreviation = sigabbrev_np(signal);
-        return "crashed: it was killed by signal " + std::to_string(signal) + " (" +
-               (abbreviation ? "SIG" + std::string(abbreviation) + ", " : std::string()) + strsignal(signal) + ")";
-    }
-    return "stopped";
-}
-
 }  // namespace
-
-Runner::Runner(std::string program, std::string who, std::vector<std::string> tool)
-    : program_(std::move(program)), who_(std::move(who)), tool_(std::move(tool))
-{
-}
-
-Runner::~Runner() { stop(); }
-
-void Runner::start_early()
-{
-    if (pid_ < 0) launch();
-}
-
-void Runner::when_ready(std::function<void()> then)
-{
-    when_ready_ = std::move(then);
-}
-
-void Runner::end()
-{
-    if (pid_ < 0) return;
-    if (!tool_.empty()) {
-        finish();
-        return;
-    }
-    // Asked to exit, the runner lets go of the output first and then closes its socket: it is
-    // stopped once it has, so the grader waits neither for its exit nor for its GPU context.
-    if (record_pending_) read_record();
-    if (wire::send(socket_, wire::Message(wire::Op::exit))) {
-        wire::Reader ignored;
-        pollfd closed{socket_, POLLIN, 0};
-        if (poll(&closed, 1, 2000) > 0) wire::receive(socket_, ignored);
-    }
-    stop();
-}
-
-void Runner::start()
-{
-    if (pid_ < 0) launch();
-    if (greeted_) return;
-    greeted_ = true;
-    wire::Reader hello;
-    if (!wire::receive(socket_, hello)) lost("its start (before the first test could call it)");
-    if (hello.get<wire::Op>() != wire::Op::hello) lost("its start");
-    for (auto count = hello.get<std::uint32_t>(); count > 0; --count) defined_.insert(hello.get_string());
-    if (when_ready_) std::exchange(when_ready_, nullptr)();
-}
-
-void Runner::launch()
-{
-    const Sandbox& sandbox = runner_sandbox();
-    static bool told = false;
-    if (!told) {
-        told = true;
-        std::printf("runner sandbox: %s\n", sandbox.description.c_str());
-        for (const std::string& missing : sandbox.missing) std::printf("runner sandbox: not here: %s\n", missing.c_str());
-        std::fflush(stdout);
-    }
-    std::vector<std::string> argv = sandbox.spaces;
-    // Every runner runs as the sandbox's user, under a tool too (Nsight Compute included: the
-    // student's static initializers run inside whatever it starts).
-    argv.insert(argv.end(), sandbox.user.begin(), sandbox.user.end());
-    argv.insert(argv.end(), tool_.begin(), tool_.end());
-    argv.push_back(sandbox.as_nobody ? runnable_copy(program_) : program_);
-
-    int pair[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
-        throw std::runtime_error(std::string("cannot make a socket for the runner: ") + std::strerror(errno));
-    // Nothing of the judge's settings (the seed, the ceilings) reaches the runner.
-    std::vector<std::string> environment;
-    for (char** e = environ; *e != nullptr; ++e)
-        if (std::strncmp(*e, "WORKBOOK_", 9) != 0 && !(sandbox.as_nobody && std::strncmp(*e, "HOME=", 5) == 0))
-            environment.push_back(*e);
-    // The user nobody gets a home of its own, where a tool (ncu) keeps its settings.
-    if (sandbox.as_nobody) environment.push_back("HOME=" + runner_home());
-    constexpr int kRunnerFd = 3;
-    environment.push_back("WORKBOOK_RUNNER_FD=" + std::to_string(kRunnerFd));
-
-    std::vector<char*> args, envp;
-    for (std::string& word : argv) args.push_back(word.data());
-    args.push_back(nullptr);
-    for (std::string& setting : environment) envp.push_back(setting.data());
-    envp.push_back(nullptr);
-
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error(std::string("cannot start the runner: ") + std::strerror(errno));
-    if (pid == 0) {
-        // Only async-signal-safe calls between fork and exec.
-        if (sandbox.reaper) setsid();  // its own session, which kill_descendants ends
-        // Killed with the checker (by a grader's timeout, say), and so is the namespace below it.
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        // The runner gets its socket and the standard streams, no other descriptor of the
-        // judge's (the results pipe above all).
-        if (pair[1] != kRunnerFd) dup2(pair[1], kRunnerFd);
-        fcntl(kRunnerFd, F_SETFD, 0);
-        close_range(kRunnerFd + 1, ~0U, 0);
-        if (chdir("/") != 0) _exit(126);
-        execve(args[0], args.data(), envp.data());
-        _exit(127);
-    }
-    ::close(pair[1]);
-    pid_ = pid;
-    socket_ = pair[0];
-    record_pending_ = false;
-    greeted_ = false;
-    defined_.clear();
-}
-
-void Runner::lost(const std::string& during)
-{
-    int status = 0;
-    // The runner may close its end without exiting: wait a little, then end it.
-    const pid_t done = wait_a_while(pid_, status, 2000);
-    std::string what;
-    if (done == pid_) {
-        what = describe_status(status);
-        pid_ = -1;
-    } else {
-        what = "stopped answering (it closed its connection to the checker)";
-    }
-    stop();
-    throw std::runtime_error("the process that runs " + who_ + " " + what + " during " + during +
-                             ". The next call starts it afresh.");
-}
-
-bool Runner::defines(const std::string& name)
-{
-    start();
-    return defined_.count(name) > 0;
-}
-
-wire::Reader Runner::call(const wire::Message& request, const std::string& name)
-{
-    start();
-    if (record_pending_) read_record();
-    // The judge's own work (poison, inputs, guards) is finished before the call starts: a call
-    // that runs on a stream of its own sees it done.
-    CUDA_CHECK(cudaDeviceSynchronize());
-    //! [judge clock]
-    // The judge's clock: from the request to the moment the GPU runs the judge's own kernel
-    // again, after the runner said "done". A runner that answered early gains nothing: the
-    // judge's kernel waits until the runner's work is off the GPU.
-    const auto start = std::chrono::steady_clock::now();
-    if (!wire::send(socket_, request)) lost(name);
-    wire::Reader done;
-    if (!wire::receive(socket_, done) || done.get<wire::Op>() != wire::Op::done) lost(name);
-    wait_for_judge_turn();
-    last_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    //! [judge clock]
-    record_pending_ = true;
-    const auto status = done.get<wire::Status>();
-    const auto code = static_cast<cudaError_t>(done.get<std::int32_t>());
-    const bool sticky = done.get<unsigned char>() != 0;
-    const std::string text = done.get_string();
-    if (status == wire::Status::ok) {
-        reported_ms_ = done.get<float>();
-        return done;
-    }
-    read_record();
-    if (sticky) {
-        stop();
-        throw CudaError(code, text + "\nThis error is sticky: it destroyed the GPU context of the process that "
-                                     "runs your code, which is started afresh for the next call.");
-    }
-    if (status == wire::Status::cuda_error) throw CudaError(code, text);
-    throw std::runtime_error(text);
-}
-
-LaunchRecord Runner::take_record()
-{
-    if (record_pending_) read_record();
-    LaunchRecord record = std::move(recorded_);
-    recorded_ = LaunchRecord{};
-    return record;
-}
-
-void Runner::read_record()
-{
-    record_pending_ = false;
-    LaunchRecord& record = recorded_;
-    wire::Reader message;
-    if (!wire::receive(socket_, message) || message.get<wire::Op>() != wire::Op::record)
-        lost("the report of what the last call launched");
-    for (auto count = message.get<std::uint32_t>(); count > 0; --count) record.kernels.push_back(message.get_string());
-    record.device_to_host_bytes += static_cast<std::size_t>(message.get<std::uint64_t>());
-    for (auto count = message.get<std::uint32_t>(); count > 0; --count)
-        record.still_running.push_back(message.get_string());
-    const std::string unavailable = message.get_string();
-    if (!unavailable.empty()) record.unavailable = unavailable;
-}
-
-int Runner::finish()
-{
-    if (pid_ < 0) return -1;
-    if (record_pending_) read_record();
-    wire::send(socket_, wire::Message(wire::Op::exit));
-    // A tool wrapped around the runner writes its report as it exits: give it time, not forever
-    // (compute-sanitizer also waits for every process the runner left, which this stop ends).
-    int status = 0;
-    if (wait_a_while(pid_, status, 10000) != pid_) {
-        stop();
-        return 128 + SIGKILL;
-    }
-    pid_ = -1;
-    stop();
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-void Runner::stop()
-{
-    if (socket_ >= 0) ::close(socket_);
-    socket_ = -1;
-    if (pid_ > 0) {
-        // The namespace's first process (the runner, or a tool wrapped around it) ends every
-        // process of the namespace as it dies, without relying on its death signal.
-        if (!runner_sandbox().spaces.empty()) kill_children(pid_);
-        kill(pid_, SIGKILL);
-        while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-        }
-    }
-    pid_ = -1;
-    greeted_ = false;
-    record_pending_ = false;
-    recorded_ = LaunchRecord{};
-    if (runner_sandbox().reaper) kill_descendants();
-}
 
 Runner& student_runner()
 {
@@ -530,21 +212,12 @@ void HostCopies::copy_back()
         if (copy.writable) std::memcpy(copy.original, copy.shared, copy.bytes);
 }
 
-void put_pointer(wire::Message& request, HostCopies& copies, const void* pointer, bool writable)
+namespace {
+
+// Encodes a device array of the judge's as its allocation's IPC handle and the offset into it:
+// the runner maps the allocation, and the student's kernels write the judge's buffer directly.
+void put_device_pointer(wire::Message& request, const void* pointer)
 {
-    if (pointer == nullptr) {
-        request.put(wire::Kind::null);
-        return;
-    }
-    cudaPointerAttributes attributes{};
-    CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
-    if (attributes.type == cudaMemoryTypeUnregistered) {
-        copies.add(request, pointer, writable);
-        return;
-    }
-    if (attributes.type != cudaMemoryTypeDevice)
-        throw std::runtime_error("checker bug: only device memory from cudaMalloc and host heap arrays can be "
-                                 "passed to the student's functions");
     // The driver API's cuMemGetAddressRange and cuPointerGetAttribute, found through the runtime:
     // linking libcuda would stop the checker from starting at all on a machine without a driver.
     using AddressRange = CUresult (*)(CUdeviceptr*, std::size_t*, CUdeviceptr);
@@ -575,6 +248,26 @@ void put_pointer(wire::Message& request, HostCopies& copies, const void* pointer
     request.put(static_cast<std::uint64_t>(id));
     request.put_bytes(&handles[id], sizeof(cudaIpcMemHandle_t));
     request.put(static_cast<std::uint64_t>(reinterpret_cast<CUdeviceptr>(pointer) - base));
+}
+
+}  // namespace
+
+void put_pointer(wire::Message& request, HostCopies& copies, const void* pointer, bool writable)
+{
+    if (pointer == nullptr) {
+        request.put(wire::Kind::null);
+        return;
+    }
+    cudaPointerAttributes attributes{};
+    CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
+    if (attributes.type == cudaMemoryTypeUnregistered) {
+        copies.add(request, pointer, writable);
+        return;
+    }
+    if (attributes.type != cudaMemoryTypeDevice)
+        throw std::runtime_error("checker bug: only device memory from cudaMalloc and host heap arrays can be "
+                                 "passed to the student's functions");
+    put_device_pointer(request, pointer);
 }
 
 }  // namespace workbook::remote

@@ -128,6 +128,95 @@ void put_record(wire::Message& message, const LaunchRecord& record)
     message.put_string(record.unavailable);
 }
 
+// How a call ended: what "done" tells the judge.
+struct Outcome {
+    wire::Status status = wire::Status::ok;
+    cudaError_t code = cudaSuccess;
+    std::string text;       // the error's or the exception's words
+    float reported_ms = 0;  // this process's own time of the call
+    // A sticky error destroyed this process's CUDA context: the judge starts a fresh runner.
+    bool sticky() const { return status == wire::Status::cuda_error && is_sticky(code); }
+};
+
+// Starts CUPTI's recording of what the call launches, unless a tool holds CUPTI (as found
+// before): whether it records.
+bool begin_recording_if_free()
+{
+    if (!g_cupti_unavailable.empty()) return false;
+    try {
+        cupti_begin_recording();
+        return true;
+    } catch (const std::exception& e) {
+        g_cupti_unavailable = e.what();  // under compute-sanitizer or ncu: they hold CUPTI
+        return false;
+    }
+}
+
+// Runs the call (a ping runs nothing) between two CUDA events, then waits for the whole GPU, so
+// that its work is finished when the judge hears "done". Throws what the call threw; sets
+// `reported_ms` as soon as it is measured, and "done" carries it whatever fails after.
+void run_timed(const std::string& name, bool ping, bool profile, Arguments& arguments, wire::Message& result,
+               float& reported_ms)
+{
+    // This process's own timing of the call, as time_gpu times the reference in the judge:
+    // a figure the judge uses only where its own clock agrees (timing.hpp).
+    static cudaEvent_t before = nullptr, after = nullptr;
+    if (before == nullptr) {
+        CUDA_CHECK(cudaEventCreate(&before));
+        CUDA_CHECK(cudaEventCreate(&after));
+    }
+    // The GPU switches between the judge's context and this one at a cost (about 0.15 ms on
+    // an H100): a first kernel takes the switch, so that the events time the call alone.
+    workbook_runner_drained<<<1, 1, 0, cudaStreamLegacy>>>();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaEventRecord(before, cudaStreamLegacy));
+    if (!ping) {
+        const Function* function = find(name);
+        if (function == nullptr) throw std::runtime_error(name + " is missing from your file");
+        if (profile) nvtxRangePushA("workbook-profile");
+        function->invoke(arguments, result);
+        if (profile) nvtxRangePop();
+    }
+    CUDA_CHECK(cudaEventRecord(after, cudaStreamLegacy));
+    CUDA_CHECK(cudaEventSynchronize(after));
+    CUDA_CHECK(cudaEventElapsedTime(&reported_ms, before, after));
+    // What the caller's next use of the default stream would wait for: a kernel of the call
+    // still running when this marker starts ran on a stream the default stream ignores.
+    workbook_runner_drained<<<1, 1, 0, cudaStreamLegacy>>>();
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// The "done" answer: how the call ended, this process's time of it, and, when all went well,
+// its result.
+wire::Message done_message(const Outcome& outcome, const wire::Message& result)
+{
+    wire::Message done(wire::Op::done);
+    done.put(outcome.status);
+    done.put(static_cast<std::int32_t>(outcome.code));
+    done.put(static_cast<unsigned char>(outcome.sticky()));
+    done.put_string(outcome.text);
+    done.put(outcome.reported_ms);
+    if (outcome.status == wire::Status::ok) done.put_bytes(result.bytes().data(), result.bytes().size());
+    return done;
+}
+
+// What CUPTI saw the call launch, read after "done", outside the judge's clock; or why there is
+// no record. After a sticky error CUPTI is not asked: the context it would read is gone.
+LaunchRecord what_it_launched(bool recording, const Outcome& outcome)
+{
+    LaunchRecord seen;
+    if (!recording) seen.unavailable = g_cupti_unavailable.empty() ? "the call failed first" : g_cupti_unavailable;
+    if (recording && !outcome.sticky()) {
+        try {
+            seen = cupti_end_recording(kDrainedMarker);
+        } catch (const std::exception& e) {
+            seen.unavailable = e.what();
+        }
+    }
+    return seen;
+}
+
 // One call or ping: run it, answer done, then send the record.
 bool serve_call(int socket, wire::Reader& request, bool ping)
 {
@@ -135,88 +224,36 @@ bool serve_call(int socket, wire::Reader& request, bool ping)
     const std::string name = ping ? "" : request.get_string();
     const bool profile = !ping && request.get<unsigned char>() != 0;
 
-    wire::Message done(wire::Op::done);
     wire::Message result;  // the result's fields, appended to done when all went well
-    wire::Status status = wire::Status::ok;
-    cudaError_t code = cudaSuccess;
-    std::string text;
+    Outcome outcome;
     bool recording = false;
-    float reported_ms = 0;
     try {
         // Arguments (and the host arrays they map) live until the record is sent.
         Arguments arguments(request);
-        if (g_cupti_unavailable.empty()) {
-            try {
-                cupti_begin_recording();
-                recording = true;
-            } catch (const std::exception& e) {
-                g_cupti_unavailable = e.what();  // under compute-sanitizer or ncu: they hold CUPTI
-            }
-        }
+        recording = begin_recording_if_free();
         cudaGetLastError();  // the student's call starts with no error pending from the runner's
-        // This process's own timing of the call, as time_gpu times the reference in the judge:
-        // a figure the judge uses only where its own clock agrees (timing.hpp).
-        static cudaEvent_t before = nullptr, after = nullptr;
-        if (before == nullptr) {
-            CUDA_CHECK(cudaEventCreate(&before));
-            CUDA_CHECK(cudaEventCreate(&after));
-        }
-        // The GPU switches between the judge's context and this one at a cost (about 0.15 ms on
-        // an H100): a first kernel takes the switch, so that the events time the call alone.
-        workbook_runner_drained<<<1, 1, 0, cudaStreamLegacy>>>();
-        CUDA_CHECK(cudaDeviceSynchronize());
-        CUDA_CHECK(cudaEventRecord(before, cudaStreamLegacy));
-        if (!ping) {
-            const Function* function = find(name);
-            if (function == nullptr) throw std::runtime_error(name + " is missing from your file");
-            if (profile) nvtxRangePushA("workbook-profile");
-            function->invoke(arguments, result);
-            if (profile) nvtxRangePop();
-        }
-        CUDA_CHECK(cudaEventRecord(after, cudaStreamLegacy));
-        CUDA_CHECK(cudaEventSynchronize(after));
-        CUDA_CHECK(cudaEventElapsedTime(&reported_ms, before, after));
-        // What the caller's next use of the default stream would wait for: a kernel of the call
-        // still running when this marker starts ran on a stream the default stream ignores.
-        workbook_runner_drained<<<1, 1, 0, cudaStreamLegacy>>>();
-        CUDA_CHECK(cudaGetLastError());
-        CUDA_CHECK(cudaDeviceSynchronize());
+        run_timed(name, ping, profile, arguments, result, outcome.reported_ms);
     } catch (const CudaError& e) {
-        status = wire::Status::cuda_error;
-        code = e.code();
-        text = e.what();
+        outcome.status = wire::Status::cuda_error;
+        outcome.code = e.code();
+        outcome.text = e.what();
     } catch (const std::exception& e) {
-        status = wire::Status::exception;
-        text = e.what();
+        outcome.status = wire::Status::exception;
+        outcome.text = e.what();
     }
-    if (status == wire::Status::ok) {
+    if (outcome.status == wire::Status::ok) {
         // An error raised inside a kernel shows at the first call that waits for it.
         const cudaError_t late = cudaGetLastError();
         if (late != cudaSuccess) {
-            status = wire::Status::cuda_error;
-            code = late;
-            text = std::string(cudaGetErrorString(late)) + " (" + cudaGetErrorName(late) + ")";
+            outcome.status = wire::Status::cuda_error;
+            outcome.code = late;
+            outcome.text = std::string(cudaGetErrorString(late)) + " (" + cudaGetErrorName(late) + ")";
         }
     }
-    done.put(status);
-    done.put(static_cast<std::int32_t>(code));
-    done.put(static_cast<unsigned char>(status == wire::Status::cuda_error && is_sticky(code)));
-    done.put_string(text);
-    done.put(reported_ms);
-    if (status == wire::Status::ok) done.put_bytes(result.bytes().data(), result.bytes().size());
-    if (!wire::send(socket, done)) return false;
+    if (!wire::send(socket, done_message(outcome, result))) return false;
 
     wire::Message record(wire::Op::record);
-    LaunchRecord seen;
-    if (!recording) seen.unavailable = g_cupti_unavailable.empty() ? "the call failed first" : g_cupti_unavailable;
-    if (recording && !(status == wire::Status::cuda_error && is_sticky(code))) {
-        try {
-            seen = cupti_end_recording(kDrainedMarker);
-        } catch (const std::exception& e) {
-            seen.unavailable = e.what();
-        }
-    }
-    put_record(record, seen);
+    put_record(record, what_it_launched(recording, outcome));
     if (!wire::send(socket, record)) return false;
     Arguments::forget_stale_allocations();
     return true;

@@ -16,6 +16,10 @@
 /// (have_gpu_alone in common/timing.hpp, called by time_gpu). Hardware counters a test will read can start early too
 /// (read_counters_early). Where a tool is missing or may not read the counters, the test
 /// says so and is reported as skipped, never as passed.
+///
+/// The definitions, by concept: tool_run.cpp (the probes, and running this program under a
+/// tool), ncu.cpp (Nsight Compute's counters), slowness.cpp (explain_slowness) and
+/// sanitizers.cpp (compute-sanitizer); what they share is in tool_run.hpp and ncu.hpp.
 #pragma once
 
 #include <map>
@@ -43,7 +47,7 @@ bool run_probe(const std::string& name);
 /// \brief Where an NVIDIA tool lives: on PATH, else in the CUDA toolkit's bin folder.
 /// \param name e.g. "ncu" or "compute-sanitizer"
 /// \return the path, or an empty string when the tool is not installed
-/// \snippet grading/tools.cpp find tool
+/// \snippet grading/tool_run.cpp find tool
 std::string find_tool(const std::string& name);
 
 /// \brief What happened when a tool ran a probe.
@@ -64,7 +68,7 @@ enum class Target {
 /// \param tool_and_args the tool's name (looked up with find_tool) and its arguments
 /// \param probe the probe's name
 /// \param timeout_s seconds before the tool is stopped
-/// \snippet grading/tools.cpp run under ncu
+/// \snippet grading/ncu.cpp run under ncu
 ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
                         int timeout_s = 180);
 
@@ -74,7 +78,7 @@ ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std
 /// \param environment settings "NAME=value" for the run
 /// \param timeout_s seconds before the tool is stopped
 /// \param target which process the tool watches: the runner this program starts, or this program
-/// \snippet grading/tools.cpp profile
+/// \snippet grading/slowness.cpp profile
 ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std::vector<std::string>& self_args,
                        const std::vector<std::string>& environment, int timeout_s, Target target);
 

@@ -4,9 +4,8 @@
     browser_test.py --build-dir BUILD [--report FILE.html ...] [--quiet]
 
 Serves BUILD/docs/html (the book, built by `make docs`) and a grade report page on 127.0.0.1,
-opens every .html page of the book in headless Chromium (Debian's), driven through the DevTools
-protocol over a pipe (--remote-debugging-pipe: no port, no network, nothing but the standard
-library), and checks on each page, in the browser itself:
+opens every .html page of the book in headless Chromium (Debian's, driven by chromium.py through
+the DevTools protocol over a pipe), and checks on each page, in the browser itself:
 
 * the page loads: its HTTP status is 200, no resource of the site fails to load, and its
   scripts throw no exception;
@@ -31,248 +30,26 @@ Exit status: 0 all good; 1 a check failed; 77 (skipped) when Chromium is not ins
 the book could not be built because one of its tools is missing (docs/build_docs.py names it).
 """
 import argparse
-import base64
 import functools
 import html.parser
-import http.server
 import json
 import os
-import queue
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
+
+from chromium import WINDOW, Browser, Tab, find_chromium, serve
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 EXIT_SKIPPED = 77
-PAGE_TIMEOUT = 30.0
-# The window, in CSS pixels at a device scale factor of 1: a screenshot's size in pixels.
-WINDOW = (1280, 900)
-
-# Debian's flags for a headless Chromium as root on a machine with no network.
-CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", "--disable-extensions", "--disable-default-apps",
-    "--no-default-browser-check", "--mute-audio", "--hide-scrollbars",
-    "--window-size=%d,%d" % WINDOW, "--remote-debugging-pipe",
-]
-
-
-def find_chromium():
-    for name in (os.environ.get("CHROMIUM", ""), "chromium", "chromium-browser", "google-chrome",
-                 "google-chrome-stable"):
-        path = shutil.which(name) if name else None
-        if path:
-            return path
-    return None
 
 
 # ----------------------------------------------------------------------------------------------
-# A local web server for the site and the reports
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-def serve(directory):
-    handler = functools.partial(QuietHandler, directory=directory)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, "http://127.0.0.1:%d/" % server.server_address[1]
-
-
-# ----------------------------------------------------------------------------------------------
-# Chromium through the DevTools protocol over a pipe
-
-class Browser:
-    """Chromium with --remote-debugging-pipe: it reads commands on fd 3, writes on fd 4."""
-
-    def __init__(self, chromium, profile):
-        to_browser_r, self._to_browser = os.pipe()
-        self._from_browser, from_browser_w = os.pipe()
-        # A small Python trampoline puts the pipe's ends on fds 3 and 4, then becomes Chromium.
-        trampoline = ("import fcntl, os, sys\n"
-                      "r, w = (fcntl.fcntl(int(fd), fcntl.F_DUPFD, 5) for fd in sys.argv[1:3])\n"
-                      "os.dup2(r, 3)\n"
-                      "os.dup2(w, 4)\n"
-                      "os.set_inheritable(3, True)\n"
-                      "os.set_inheritable(4, True)\n"
-                      "os.execv(sys.argv[3], sys.argv[3:])\n")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", trampoline, str(to_browser_r), str(from_browser_w), chromium,
-             *CHROMIUM_FLAGS, "--user-data-dir=" + profile, "about:blank"],
-            pass_fds=(to_browser_r, from_browser_w), stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        os.close(to_browser_r)
-        os.close(from_browser_w)
-        self._next_id = 0
-        self._replies = {}
-        self._events = queue.Queue()
-        self._lock = threading.Condition()
-        self._closed = False
-        self._stderr = []
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-
-    def _read_stderr(self):
-        for line in self.proc.stderr:
-            self._stderr.append(line.decode("utf-8", "replace"))
-            del self._stderr[:-30]
-
-    def _read(self):
-        buffer = b""
-        while True:
-            try:
-                chunk = os.read(self._from_browser, 1 << 16)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                with self._lock:
-                    self._closed = True
-                    self._lock.notify_all()
-                return
-            buffer += chunk
-            while b"\0" in buffer:
-                raw, buffer = buffer.split(b"\0", 1)
-                message = json.loads(raw.decode("utf-8"))
-                if "id" in message:
-                    with self._lock:
-                        self._replies[message["id"]] = message
-                        self._lock.notify_all()
-                else:
-                    self._events.put(message)
-
-    def send(self, method, params=None, session=None, timeout=PAGE_TIMEOUT):
-        with self._lock:
-            self._next_id += 1
-            ident = self._next_id
-        message = {"id": ident, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        os.write(self._to_browser, json.dumps(message).encode("utf-8") + b"\0")
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while ident not in self._replies:
-                left = deadline - time.monotonic()
-                if self._closed:
-                    raise RuntimeError("Chromium exited:\n" + "".join(self._stderr))
-                if left <= 0:
-                    raise TimeoutError("Chromium did not answer %s in %.0f s" % (method, timeout))
-                self._lock.wait(left)
-            reply = self._replies.pop(ident)
-        if "error" in reply:
-            raise RuntimeError("%s failed: %s" % (method, reply["error"].get("message")))
-        return reply.get("result", {})
-
-    def events(self, timeout):
-        """The next event, or None after timeout seconds."""
-        try:
-            return self._events.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
-    def close(self):
-        try:
-            self.send("Browser.close", timeout=5)
-        except Exception:
-            pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        os.close(self._to_browser)
-
-
-class Tab:
-    """One page of the browser, attached in flat mode."""
-
-    def __init__(self, browser):
-        self.browser = browser
-        target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = browser.send("Target.attachToTarget",
-                                    {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Network"):
-            self.send(domain + ".enable")
-        self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": WINDOW[0], "height": WINDOW[1], "deviceScaleFactor": 1,
-                   "mobile": False})
-
-    def send(self, method, params=None):
-        return self.browser.send(method, params, self.session)
-
-    def open(self, url):
-        """Navigates and waits for the load event; returns what happened on the way."""
-        while self.browser.events(0) is not None:    # forget the previous page's stragglers
-            pass
-        result = {"status": None, "failed": [], "exceptions": []}
-        requests, pending = {}, set()
-        reply = self.send("Page.navigate", {"url": url})
-        if reply.get("errorText"):
-            result["failed"].append("%s (%s)" % (url, reply["errorText"]))
-            return result
-        loader = reply.get("loaderId")
-        deadline = time.monotonic() + PAGE_TIMEOUT
-        loaded = False
-        quiet_until = None
-        while True:
-            now = time.monotonic()
-            if now > deadline:
-                result["failed"].append("%s: %s in %.0f s" % (
-                    url, "still loading %s" % ", ".join(sorted(requests[r] for r in pending))
-                    if loaded else "no load event", PAGE_TIMEOUT))
-                break
-            if loaded and not pending and now >= quiet_until:
-                break
-            event = self.browser.events(0.05 if loaded else 1.0)
-            if event is None or event.get("sessionId") != self.session:
-                continue
-            method, params = event.get("method"), event.get("params", {})
-            if method == "Network.requestWillBeSent":
-                requests[params["requestId"]] = params["request"]["url"]
-                if params.get("loaderId") == loader or loader is None:
-                    pending.add(params["requestId"])
-            elif method in ("Network.loadingFinished", "Network.loadingFailed"):
-                pending.discard(params["requestId"])
-                quiet_until = max(quiet_until or 0, time.monotonic() + 0.03)
-            elif method == "Network.responseReceived":
-                response = params["response"]
-                if params.get("type") == "Document" and response["url"].split("#")[0] == url.split("#")[0]:
-                    result["status"] = response["status"]
-                if response["status"] >= 400 and not response["url"].endswith("/favicon.ico"):
-                    result["failed"].append("%s (HTTP %d)" % (response["url"], response["status"]))
-            if method == "Network.loadingFailed":
-                if not params.get("canceled"):
-                    result["failed"].append("%s (%s)" % (requests.get(params["requestId"], "?"),
-                                                         params.get("errorText")))
-            elif method == "Runtime.exceptionThrown":
-                details = params["exceptionDetails"]
-                text = details.get("exception", {}).get("description") or details.get("text")
-                result["exceptions"].append(text.splitlines()[0] if text else "an exception")
-            elif method == "Page.loadEventFired":
-                loaded = True       # then wait for what scripts load after `load` to finish
-                quiet_until = max(quiet_until or 0, time.monotonic() + 0.03)
-        return result
-
-    def evaluate(self, expression):
-        reply = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                               "awaitPromise": True})
-        if "exceptionDetails" in reply:
-            raise RuntimeError("evaluating in the page failed: %s" % reply["exceptionDetails"])
-        return reply["result"].get("value")
-
-    def screenshot(self, path):
-        data = self.send("Page.captureScreenshot", {"format": "png"})["data"]
-        with open(path, "wb") as f:
-            f.write(base64.b64decode(data))
-
+# Checking a page in the browser
 
 # What the browser reports about a loaded page.
 INSPECT = """(async () => {
@@ -552,12 +329,11 @@ def check_site(tab, base_url, root, pages, problems, log):
     return images, checked_links
 
 
+# ----------------------------------------------------------------------------------------------
+# The test: every page of the book, screenshots of a few, then the grade reports
+
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--build-dir", required=True)
-    p.add_argument("--report", action="append", default=[], help="another report.html to check")
-    p.add_argument("--quiet", action="store_true", help="print only the summary and problems")
-    args = p.parse_args(argv)
+    args = parse_args(argv)
     started = time.monotonic()
     build_dir = os.path.abspath(args.build_dir)
     site = os.path.join(build_dir, "docs", "html")
@@ -568,25 +344,12 @@ def main(argv=None):
         print("SKIPPED: Chromium is not installed (Debian: apt-get install chromium; `make test` "
               "as root installs it).")
         return EXIT_SKIPPED
-    # docs.build skips when a tool of the book is missing (Doxygen, graphviz, matplotlib, the
-    # doxygen-awesome-css theme): then there is no book, or an old one, to check.
-    sys.path.insert(0, os.path.join(ROOT, "docs"))
-    import build_docs
-    _, missing = build_docs.find_tools()
-    if missing:
-        print("SKIPPED: the book was not built: " + build_docs.missing_message(missing))
-        return EXIT_SKIPPED
-    if not os.path.exists(os.path.join(site, "index.html")):
-        print("FAILED: %s does not exist: build the book first (make docs)" % site)
-        return 1
+    status = book_missing(site)
+    if status is not None:
+        return status
 
-    pages = sorted(os.path.relpath(os.path.join(d, name), site).replace(os.sep, "/")
-                   for d, _, files in os.walk(site) for name in files if name.endswith(".html"))
-    reports = [write_sample_report(os.path.join(build_dir, "docs", "grade_sample"))]
-    reports += [os.path.abspath(r) for r in args.report]
-    real = os.path.join(build_dir, "grade", "report.html")
-    if os.path.exists(real) and real not in reports:
-        reports.append(real)
+    pages = book_pages(site)
+    reports = reports_to_check(build_dir, args.report)
     shots = os.path.join(build_dir, "docs", "screenshots")
     os.makedirs(shots, exist_ok=True)
 
@@ -602,68 +365,128 @@ def main(argv=None):
         print("Opening the book (%d pages) in %s" % (len(pages), version))
         tab = Tab(browser)
         images, links = check_site(tab, base, site, pages, problems, log)
-
-        # Screenshots for a person: the main page, lab 01's page (the first lab's), and the
-        # same page at its measured figures (the plot, sized by docs/book.css).
-        labs = [page for page in pages if page.startswith("lab_") and page.endswith(".html")
-                and "_figures" not in page]
-        log("Screenshots, in %s" % shots)
-        if not labs:
-            problems.append("no lab page (lab_*.html) in the book")
-        lab = labs[0] if labs else None
-        for name, page, anchor in (("main_page.png", "index.html", None),
-                                   ("lab_page.png", lab, None),
-                                   ("lab_figures.png", lab,
-                                    lab and lab[:-len(".html")] + "_figures")):
-            if page:
-                log(take_screenshot(tab, base + page, os.path.join(shots, name), problems,
-                                    anchor))
-
-        for i, report in enumerate(reports):
-            server, base = serve(os.path.dirname(report))
-            servers.append(server)
-            name = os.path.basename(report)
-            print("Opening the grade report %s" % report)
-            before = len(problems)
-            more_images, more_links = check_site(tab, base, os.path.dirname(report), [name],
-                                                 problems, log)
-            images, links = images + more_images, links + more_links
-            html_text = open(report, encoding="utf-8").read()
-            for needed in ("Score", "seed"):
-                if needed not in html_text:
-                    problems.append("%s: the report does not show its %s" % (report, needed))
-            if i == 0:
-                log(take_screenshot(tab, base + name, os.path.join(shots, "grade_report.png"),
-                                    problems, book=False))
-                bars = tab.evaluate("document.querySelectorAll('.bar').length")
-                pres = tab.evaluate("document.querySelectorAll('pre').length")
-                if not bars or not pres:
-                    problems.append("%s: the sample report shows %s bars and %s failure messages"
-                                    % (report, bars, pres))
-                # A repeated reason is shown once, every detail stays a click away, and a lab
-                # not started is one sentence with its tests folded.
-                grouped = tab.evaluate("document.body.innerText.split('same reason as above').length - 1")
-                folded = tab.evaluate("document.querySelectorAll('details').length")
-                if grouped != 3 or folded < 4 or "not started:" not in html_text:
-                    problems.append("%s: the sample report groups %s repeated reasons (expected 3), has %s "
-                                    "folded details, and %s a lab not started"
-                                    % (report, grouped, folded,
-                                       "shows" if "not started:" in html_text else "does not show"))
-                if len(problems) == before:
-                    log("  the sample report shows %d bars and %d failure messages" % (bars, pres))
+        take_book_screenshots(tab, base, pages, shots, problems, log)
+        more_images, more_links = check_reports(tab, reports, servers, shots, problems, log)
+        images, links = images + more_images, links + more_links
         tab.send("Page.close")
     finally:
+        # Even after a failure: no Chromium, server thread or profile outlives the test.
         if browser:
             browser.close()
         for server in servers:
             server.shutdown()
         shutil.rmtree(profile, ignore_errors=True)
+    return print_outcome(problems, pages, reports, images, links, time.monotonic() - started, shots)
 
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build-dir", required=True)
+    p.add_argument("--report", action="append", default=[], help="another report.html to check")
+    p.add_argument("--quiet", action="store_true", help="print only the summary and problems")
+    return p.parse_args(argv)
+
+
+def book_missing(site):
+    """None when the book is there to check; otherwise it says why not and returns the exit
+    status: 77 (skipped) when a tool of the book is missing, 1 when the book was not built."""
+    # docs.build skips when a tool of the book is missing (Doxygen, graphviz, matplotlib, the
+    # doxygen-awesome-css theme): then there is no book, or an old one, to check.
+    sys.path.insert(0, os.path.join(ROOT, "docs"))
+    import build_docs
+    _, missing = build_docs.find_tools()
+    if missing:
+        print("SKIPPED: the book was not built: " + build_docs.missing_message(missing))
+        return EXIT_SKIPPED
+    if not os.path.exists(os.path.join(site, "index.html")):
+        print("FAILED: %s does not exist: build the book first (make docs)" % site)
+        return 1
+    return None
+
+
+def book_pages(site):
+    """Every .html page of the book, as paths relative to its folder (with /), sorted."""
+    return sorted(os.path.relpath(os.path.join(d, name), site).replace(os.sep, "/")
+                  for d, _, files in os.walk(site) for name in files if name.endswith(".html"))
+
+
+def reports_to_check(build_dir, given):
+    """The grade reports to open: the sample written now from grade.py's own writers (always
+    first), those given with --report, and the last grade run's, when there is one."""
+    reports = [write_sample_report(os.path.join(build_dir, "docs", "grade_sample"))]
+    reports += [os.path.abspath(r) for r in given]
+    real = os.path.join(build_dir, "grade", "report.html")
+    if os.path.exists(real) and real not in reports:
+        reports.append(real)
+    return reports
+
+
+def take_book_screenshots(tab, base, pages, shots, problems, log):
+    """Screenshots for a person: the main page, lab 01's page (the first lab's), and the same
+    page at its measured figures (the plot, sized by docs/book.css)."""
+    labs = [page for page in pages if page.startswith("lab_") and page.endswith(".html")
+            and "_figures" not in page]
+    log("Screenshots, in %s" % shots)
+    if not labs:
+        problems.append("no lab page (lab_*.html) in the book")
+    lab = labs[0] if labs else None
+    for name, page, anchor in (("main_page.png", "index.html", None),
+                               ("lab_page.png", lab, None),
+                               ("lab_figures.png", lab, lab and lab[:-len(".html")] + "_figures")):
+        if page:
+            log(take_screenshot(tab, base + page, os.path.join(shots, name), problems, anchor))
+
+
+def check_reports(tab, reports, servers, shots, problems, log):
+    """Checks each grade report as a page of the book that shows a score and a seed, the first
+    (the sample) more closely; each is served from its folder. Returns (images, links) checked."""
+    images = links = 0
+    for i, report in enumerate(reports):
+        server, base = serve(os.path.dirname(report))
+        servers.append(server)  # main shuts it down, even after a failure
+        name = os.path.basename(report)
+        print("Opening the grade report %s" % report)
+        before = len(problems)
+        more_images, more_links = check_site(tab, base, os.path.dirname(report), [name],
+                                             problems, log)
+        images, links = images + more_images, links + more_links
+        html_text = open(report, encoding="utf-8").read()
+        for needed in ("Score", "seed"):
+            if needed not in html_text:
+                problems.append("%s: the report does not show its %s" % (report, needed))
+        if i == 0:
+            bars, pres = check_sample_report(tab, base + name, report, html_text, shots, problems, log)
+            if len(problems) == before:
+                log("  the sample report shows %d bars and %d failure messages" % (bars, pres))
+    return images, links
+
+
+def check_sample_report(tab, url, report, html_text, shots, problems, log):
+    """The sample report's screenshot, and what the sample must show: score bars, failure
+    messages, a repeated reason shown once, every detail a click away, and a lab not started
+    as one sentence with its tests folded. Returns how many bars and failure messages it has."""
+    log(take_screenshot(tab, url, os.path.join(shots, "grade_report.png"), problems, book=False))
+    bars = tab.evaluate("document.querySelectorAll('.bar').length")
+    pres = tab.evaluate("document.querySelectorAll('pre').length")
+    if not bars or not pres:
+        problems.append("%s: the sample report shows %s bars and %s failure messages"
+                        % (report, bars, pres))
+    grouped = tab.evaluate("document.body.innerText.split('same reason as above').length - 1")
+    folded = tab.evaluate("document.querySelectorAll('details').length")
+    if grouped != 3 or folded < 4 or "not started:" not in html_text:
+        problems.append("%s: the sample report groups %s repeated reasons (expected 3), has %s "
+                        "folded details, and %s a lab not started"
+                        % (report, grouped, folded,
+                           "shows" if "not started:" in html_text else "does not show"))
+    return bars, pres
+
+
+def print_outcome(problems, pages, reports, images, links, seconds, shots):
+    """Each problem, then what was checked; returns the exit status: 1 if there was a problem."""
     for problem in problems:
         print("PROBLEM: " + problem)
     print("%d pages and %d report(s): %d images, %d internal links checked in %.0f s; "
-          "screenshots in %s" % (len(pages), len(reports), images, links,
-                                 time.monotonic() - started, shots))
+          "screenshots in %s" % (len(pages), len(reports), images, links, seconds, shots))
     if problems:
         print("FAILED: %d problem(s)" % len(problems))
         return 1

@@ -24,7 +24,8 @@ import unittest
 GRADING_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE_DIR = os.path.dirname(GRADING_DIR)
 sys.path.insert(0, GRADING_DIR)
-import grade_class  # noqa: E402
+import class_student  # noqa: E402
+import grade  # noqa: E402
 
 BUILD_DIR = None   # set from --build-dir
 LAB = "02_naive_transpose"
@@ -70,7 +71,7 @@ class ClassOfTwo(unittest.TestCase):
             return json.load(f)
 
     def test_exit_status_is_0_with_a_gpu_and_77_without(self):
-        self.assertIn(self.status, (0, grade_class.EXIT_NO_DEVICE), self.output)
+        self.assertIn(self.status, (0, class_student.EXIT_NO_DEVICE), self.output)
 
     def test_gradebook_has_a_column_per_lab_and_the_totals(self):
         header = self.rows[0]
@@ -139,14 +140,14 @@ class BuildingTheCheckers(unittest.TestCase):
     targets named on one command line one after another (50 s per student on the H100 machine)."""
 
     def targets(self, labs, suffix=""):
-        cmd = grade_class.grade.build_checkers_command(BUILD_DIR, labs, suffix, 3)
+        cmd = grade.build_checkers_command(BUILD_DIR, labs, suffix, 3)
         self.assertEqual(cmd[cmd.index("--parallel") + 1], "3")
         self.assertIn(cmd[-1], ("-k", "0"), "it goes on past a lab that does not compile")
         return cmd[cmd.index("--target") + 1:cmd.index("--")]
 
     def test_every_lab_is_one_target_that_depends_on_each_checker(self):
         with open(os.path.join(BUILD_DIR, "workbook.json")) as f:
-            labs = [grade_class.grade.Lab(e["id"], e["source"]) for e in json.load(f)["labs"]]
+            labs = [grade.Lab(e["id"], e["source"]) for e in json.load(f)["labs"]]
         self.assertEqual(self.targets(labs), ["check_all"])
         self.assertEqual(self.targets(list(reversed(labs)), "_solution"), ["check_all_solution"])
         self.assertEqual(self.targets(labs[:2]), ["check_" + lab.id for lab in labs[:2]])
@@ -154,7 +155,7 @@ class BuildingTheCheckers(unittest.TestCase):
         # check_all names each lab's checker (CMake writes a target's dependencies beside it).
         r = subprocess.run(["cmake", "--build", BUILD_DIR, "--target", "check_all", "--", "-n"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if "Ninja" not in grade_class.grade.cmake_cache_value(BUILD_DIR, "CMAKE_GENERATOR"):
+        if "Ninja" not in grade.cmake_cache_value(BUILD_DIR, "CMAKE_GENERATOR"):
             self.assertEqual(r.returncode, 0, r.stdout)
             for lab in labs:
                 self.assertIn("check_%s.dir" % lab.id, r.stdout, lab.id)
@@ -182,7 +183,7 @@ class StoppingAStudent(unittest.TestCase):
                       "time.sleep(120)\n" % pid_file)
             with open(os.path.join(tmp, "log"), "w") as log:
                 started = time.monotonic()
-                status = grade_class.run_logged([sys.executable, "-c", script], log, timeout=3)
+                status = class_student.run_logged([sys.executable, "-c", script], log, timeout=3)
             self.assertIsNone(status)
             self.assertLess(time.monotonic() - started, 30)
             with open(pid_file) as f:

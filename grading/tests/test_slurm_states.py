@@ -19,7 +19,8 @@ import unittest
 GRADING_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, GRADING_DIR)
 import slurm  # noqa: E402
-import grade_class  # noqa: E402
+import class_slurm  # noqa: E402
+import class_student  # noqa: E402
 
 JOB = "4242"
 # squeue knows the tasks that are pending or running, and those that ended a moment ago.
@@ -82,14 +83,14 @@ class FakeSlurm(unittest.TestCase):
             for index, state in self.states.items():
                 if slurm.kind(state) != "failed":
                     continue
-                student = grade_class.Student("s%d" % index, os.path.join(out, "s%d" % index))
-                grade_class.finish_task(student, state, JOB, index, Args, out, {})
+                student = class_student.Student("s%d" % index, os.path.join(out, "s%d" % index))
+                class_slurm.finish_task(student, state, JOB, index, Args, out, {})
                 self.assertEqual(student.status, "grading failed", state)
                 self.assertIn("Slurm %s: task %s_%d " % (state, JOB, index), student.note)
                 self.assertIn(os.path.join(out, "slurm", "%s_%d.log" % (JOB, index)), student.note)
                 self.assertNotIn(" ended;", student.note, "%s has no explanation of its own" % state)
-            self.assertIn("ran out of memory", grade_class.WHY["OUT_OF_MEMORY"])
-            self.assertIn("node failed", grade_class.WHY["NODE_FAIL"])
+            self.assertIn("ran out of memory", class_slurm.WHY["OUT_OF_MEMORY"])
+            self.assertIn("node failed", class_slurm.WHY["NODE_FAIL"])
         finally:
             shutil.rmtree(out)
 

@@ -1,0 +1,38 @@
+"""The GPU: whether nvidia-smi lists one, and device_query's facts and ceilings (copy bandwidth
+and cuBLAS SGEMM), which the performance tests are measured against."""
+import json
+import os
+import subprocess
+import sys
+
+from building import build, compiler_errors
+
+
+def nvidia_smi_gpus():
+    """The indices of the GPUs nvidia-smi lists (none when it is missing or fails)."""
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if r.returncode != 0:
+        return []
+    return [i for i in (line.strip() for line in r.stdout.splitlines()) if i.isdigit()]
+
+
+def probe_device(build_dir, no_build=False):
+    """Runs device_query once: the GPU's facts and ceilings (copy and cuBLAS SGEMM), measured
+    once and shared by every checker instead of once per lab. With no_build, a device_query
+    already built is used as it is."""
+    query = os.path.join(build_dir, "bin", "device_query")
+    if not (no_build and os.path.exists(query)):
+        ok, output = build(build_dir, "device_query")
+        if not ok:
+            sys.exit("could not build device_query:\n" + compiler_errors(output))
+    r = subprocess.run([query, "--sgemm"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    try:
+        facts = json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        facts = {"ok": False, "message": r.stderr.strip() or "device_query failed"}
+    return facts

@@ -1,0 +1,82 @@
+// compute-sanitizer's runs of a probe (sanitize in tools.hpp): the run, its verdict from the exit
+// status, the report lines worth showing, and the runs that start early, beside the checker's
+// first tests.
+#include "tools.hpp"
+#include "tool_run.hpp"
+
+#include <future>
+#include <sstream>
+#include <utility>
+
+namespace workbook {
+
+namespace {
+
+// The compute-sanitizer runs started early, by (tool, probe).
+std::map<std::pair<std::string, std::string>, std::shared_future<SanitizerReport>>& early_runs()
+{
+    static std::map<std::pair<std::string, std::string>, std::shared_future<SanitizerReport>> runs;
+    return runs;
+}
+
+// The first lines of a tool's report worth showing a student.
+std::string report_lines(const std::string& output, std::size_t limit)
+{
+    std::istringstream in(output);
+    std::string line, kept;
+    std::size_t n = 0;
+    while (std::getline(in, line) && n < limit) {
+        if (line.rfind("========= ", 0) != 0) continue;
+        kept += line + "\n";
+        ++n;
+    }
+    return kept;
+}
+
+SanitizerReport run_sanitizer(const std::string& tool, const std::string& probe, int timeout_s)
+{
+    constexpr int kFoundSomething = 86;  // any status the probe itself never uses
+    SanitizerReport report;
+    const ToolRun run = run_probe_under({"compute-sanitizer", "--tool", tool, "--error-exitcode",
+                                         std::to_string(kFoundSomething), "--print-limit", "20"},
+                                        probe, timeout_s);
+    if (!run.ran) {
+        report.why_not = run.why_not;
+        return report;
+    }
+    if (run.exit_code == kFoundSomething) {
+        report.verdict = SanitizerReport::Verdict::findings;
+        report.findings = report_lines(run.output, 30);
+    } else if (run.exit_code == 0) {
+        report.verdict = SanitizerReport::Verdict::clean;
+    } else if (run.output.find("Device not supported") != std::string::npos ||
+               run.output.find("Unable to find injection library") != std::string::npos) {
+        report.why_not = "compute-sanitizer cannot run on this machine:\n" + run.output.substr(0, 1000);
+    } else {
+        report.verdict = SanitizerReport::Verdict::probe_failed;
+        report.why_not = "the probe failed under compute-sanitizer (exit status " +
+                         std::to_string(run.exit_code) + "):\n" + run.output.substr(0, 2000);
+    }
+    return report;
+}
+
+}  // namespace
+
+SanitizerReport sanitize(const std::string& tool, const std::string& probe)
+{
+    const auto early = early_runs().find({tool, probe});
+    if (early != early_runs().end()) return early->second.get();
+    return run_sanitizer(tool, probe, 180);
+}
+
+std::vector<std::function<void()>> start_sanitizer_runs_early(int timeout_s)
+{
+    for (const auto& [name, probe] : probes())
+        for (const std::string& tool : probe.sanitizer_tools)
+            early_runs()[{tool, name}] = std::async(std::launch::async, run_sanitizer, tool, name, timeout_s).share();
+    std::vector<std::function<void()>> waits;
+    for (const auto& [key, run] : early_runs()) waits.push_back([run = run] { run.wait(); });
+    return waits;
+}
+
+}  // namespace workbook

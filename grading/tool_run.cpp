@@ -1,0 +1,139 @@
+// Running this very program's probes under a tool (tools.hpp): the registry of probes, finding
+// the tool, the run itself (a shell command under `timeout`, read through a pipe), and the
+// early start of every tool run; also the skip reason, by which a test reports a tool that
+// could not run. What is run, and how its output is read, is in ncu.cpp, slowness.cpp and
+// sanitizers.cpp.
+#include "tools.hpp"
+#include "tool_run.hpp"
+
+#include "common/launch_record.hpp"
+#include "common/timing.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <utility>
+
+namespace workbook {
+
+namespace {
+
+std::string g_skip_reason;
+
+std::string quoted(const std::string& arg)
+{
+    std::string out = "'";
+    for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+}  // namespace
+
+std::map<std::string, Probe>& probes()
+{
+    static std::map<std::string, Probe> registry;
+    return registry;
+}
+
+bool register_probe(const std::vector<std::string>& name_and_tools, ProbeFunction body)
+{
+    Probe& probe = probes()[name_and_tools.at(0)];
+    probe.body = body;
+    probe.sanitizer_tools.assign(name_and_tools.begin() + 1, name_and_tools.end());
+    return true;
+}
+
+bool run_probe(const std::string& name)
+{
+    const auto found = probes().find(name);
+    if (found == probes().end()) return false;
+    found->second.body();
+    return true;
+}
+
+std::string find_tool(const std::string& name)
+{
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "";
+    dirs += ":/usr/local/cuda/bin";
+    std::istringstream in(dirs);
+    std::string dir;
+    while (std::getline(in, dir, ':')) {
+        if (dir.empty()) continue;
+        const std::string candidate = dir + "/" + name;
+        if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    return "";
+}
+
+ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std::vector<std::string>& self_args,
+                       const std::vector<std::string>& environment, int timeout_s, Target target)
+{
+    ToolRun run;
+    //! [find tool]
+    const std::string tool = find_tool(tool_and_args.at(0));
+    //! [find tool]
+    if (tool.empty()) {
+        run.why_not = tool_and_args[0] + " is not installed (not on PATH, not in /usr/local/cuda/bin)";
+        return run;
+    }
+    std::string command = "timeout -k 5 " + std::to_string(timeout_s) + " env";
+    for (const std::string& setting : environment) command += " " + quoted(setting);
+    if (target == Target::runner) {
+        // The judge starts its runner under the tool, inside the runner's sandbox (remote.hpp).
+        std::string words = tool;
+        for (std::size_t i = 1; i < tool_and_args.size(); ++i) words += "\n" + tool_and_args[i];
+        command += " " + quoted("WORKBOOK_RUNNER_TOOL=" + words);
+    } else {
+        command += " " + quoted(tool);
+        for (std::size_t i = 1; i < tool_and_args.size(); ++i) command += " " + quoted(tool_and_args[i]);
+    }
+    command += " " + quoted(this_program());
+    for (const std::string& arg : self_args) command += " " + quoted(arg);
+    command += " 2>&1";
+    std::fflush(stdout);
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) {
+        run.why_not = "could not start " + tool;
+        return run;
+    }
+    char buffer[4096];
+    std::size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.output.append(buffer, n);
+    const int status = pclose(pipe);
+    run.ran = true;
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return run;
+}
+
+ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
+                        int timeout_s)
+{
+    return run_self_under(tool_and_args, {"--workbook-probe=" + probe}, {}, timeout_s, Target::runner);
+}
+
+void start_tool_runs_early()
+{
+    // A minute each: a probe that hangs under a tool must not hold up the measurements for long.
+    constexpr int kEarlyTimeout = 60;
+    std::vector<std::function<void()>> waits = start_sanitizer_runs_early(kEarlyTimeout);
+    // Counts of events in a kernel do not depend on what else runs on the GPU.
+    for (std::function<void()>& wait : start_counter_readings_early()) waits.push_back(std::move(wait));
+    // No measurement shares the GPU with them (and Nsight Compute locks its clocks while it
+    // profiles): time_gpu waits for each first.
+    for (std::function<void()>& wait : waits) add_background_gpu_work(std::move(wait));
+}
+
+void skip_test(const std::string& reason)
+{
+    g_skip_reason = reason.empty() ? "skipped" : reason;
+}
+
+const std::string& skip_reason() { return g_skip_reason; }
+
+void clear_skip() { g_skip_reason.clear(); }
+
+}  // namespace workbook
