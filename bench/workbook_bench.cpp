@@ -203,6 +203,25 @@ std::string time_cpu_case(Table& table, const std::string& size, int threads, in
 // The three kinds of work, each with its data, its float64 reference, its host loop (as the
 // sources wrote it: the plainest loop, one output at a time) and its GPU implementations.
 
+// One step per GPU implementation, labelled with its block size. The work's data is shared by the
+// steps (made by the first that needs it) and freed after the last, so that one table's large
+// inputs are not held while the next table runs.
+template <typename Impl, typename Data>
+void plan_gpu_impls(std::vector<Step>& plan, const std::string& label, const std::vector<Impl>& impls,
+                    const std::shared_ptr<Data>& data, const std::function<std::string(const Impl&)>& measure)
+{
+    for (std::size_t i = 0; i < impls.size(); ++i) {
+        const Impl impl = impls[i];
+        const bool last = i + 1 == impls.size();
+        plan.push_back({label + impl.name + ", " + std::to_string(impl.threads_per_block) + " threads per block",
+                        [=] {
+                            const std::string text = measure(impl);
+                            if (last) *data = Data{};
+                            return text;
+                        }});
+    }
+}
+
 struct MatmulImpl {
     std::string name;
     int threads_per_block;
@@ -239,23 +258,14 @@ void plan_matmul(std::vector<Step>& plan, Table& table, int m, int k, int n, con
                                                  limit);
                         }});
     }
-    for (std::size_t i = 0; i < impls.size(); ++i) {
-        const MatmulImpl impl = impls[i];
-        const bool last = i + 1 == impls.size();
-        plan.push_back({table.id + " " + size + ": " + impl.name + ", " + std::to_string(impl.threads_per_block) +
-                            " threads per block",
-                        [=, &table] {
-                            prepare();
-                            const Data& d = *data;
-                            const std::string text = check_and_time_gpu(
-                                table, size, impl.name, impl.threads_per_block, {&d.a, &d.b}, d.c, shape,
-                                gemm_tolerance(k), [&](const std::vector<DeviceBuffer<float>>& in, float* out) {
-                                    impl.launch(in[0].data(), in[1].data(), out, m, k, n);
-                                });
-                            if (last) *data = Data{};
-                            return text;
-                        }});
-    }
+    plan_gpu_impls<MatmulImpl>(plan, table.id + " " + size + ": ", impls, data, [=, &table](const MatmulImpl& impl) {
+        prepare();
+        const Data& d = *data;
+        return check_and_time_gpu(table, size, impl.name, impl.threads_per_block, {&d.a, &d.b}, d.c, shape,
+                                  gemm_tolerance(k), [&](const std::vector<DeviceBuffer<float>>& in, float* out) {
+                                      impl.launch(in[0].data(), in[1].data(), out, m, k, n);
+                                  });
+    });
 }
 
 struct TransposeImpl {
@@ -363,23 +373,14 @@ void plan_vector_add(std::vector<Step>& plan, Table& table, int n, const std::ve
         data->c = sum_reference(data->a, data->b);
     };
     const Tolerance one_rounding{0, 0x1p-23, "one rounding of a + b"};
-    for (std::size_t i = 0; i < impls.size(); ++i) {
-        const VectorAddImpl impl = impls[i];
-        const bool last = i + 1 == impls.size();
-        plan.push_back({table.id + " " + size + ": " + impl.name + ", " + std::to_string(impl.threads_per_block) +
-                            " threads per block",
-                        [=, &table] {
-                            prepare();
-                            const Data& d = *data;
-                            const std::string text = check_and_time_gpu(
-                                table, size, impl.name, impl.threads_per_block, {&d.a, &d.b}, d.c, Shape::vector(n),
-                                one_rounding, [&](const std::vector<DeviceBuffer<float>>& in, float* out) {
-                                    impl.launch(in[0].data(), in[1].data(), out, n);
-                                });
-                            if (last) *data = Data{};
-                            return text;
-                        }});
-    }
+    plan_gpu_impls<VectorAddImpl>(plan, table.id + " " + size + ": ", impls, data, [=, &table](const VectorAddImpl& impl) {
+        prepare();
+        const Data& d = *data;
+        return check_and_time_gpu(table, size, impl.name, impl.threads_per_block, {&d.a, &d.b}, d.c, Shape::vector(n),
+                                  one_rounding, [&](const std::vector<DeviceBuffer<float>>& in, float* out) {
+                                      impl.launch(in[0].data(), in[1].data(), out, n);
+                                  });
+    });
 }
 
 /// cuBLAS SGEMM FP32 (TF32 off) on n x n x n, as a row of the table: the ceiling at that size.

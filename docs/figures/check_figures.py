@@ -225,10 +225,11 @@ def main(argv=None):
     args = p.parse_args(argv)
     run = Run(args.bench)
     header, rows = read_figures(args.figures)
+    with open(args.claims) as f:
+        claims = json.load(f)["claims"]
     try:
         problems = check_rows(rows, run, args.write)
-        with open(args.claims) as f:
-            claimed = check_claims(json.load(f)["claims"], run, args.write)
+        claimed = check_claims(claims, run, args.write)
         if args.write:
             write_figures(args.figures, header, rows)
             print("check_figures.py: %d figure(s) of %s and %d in walkthroughs set from %s; read the lines "
@@ -242,12 +243,10 @@ def main(argv=None):
     for problem in problems:
         print("DISAGREES: " + problem)
     taken = sum(1 for r in rows if r.get("bench"))
-    with open(args.claims) as f:
-        claimed = len(json.load(f)["claims"])
     print("%d lab-page figures from the committed run (%s, %s), %d percentages in their notes, "
           "%d figures and percentages in walkthroughs: %s"
           % (taken, run.meta.get("gpu", "?"), run.meta.get("date", "?"),
-             sum(1 for r in rows if "% of " in r["note"]), claimed,
+             sum(1 for r in rows if "% of " in r["note"]), len(claims),
              "%d disagree" % len(problems) if problems else "all agree"))
     return 1 if problems else 0
 

@@ -196,14 +196,21 @@ class StoppingAStudent(unittest.TestCase):
                 self.fail("the checker-like child outlived the timeout")
 
 
-def main():
-    global BUILD_DIR
+def build_dir_argument():
+    """The --build-dir of a class-grading test (a configured build folder), and the arguments
+    left for unittest."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--build-dir", required=True, help="a configured and built build folder")
     options, rest = parser.parse_known_args()
-    BUILD_DIR = os.path.abspath(options.build_dir)
-    if not os.path.exists(os.path.join(BUILD_DIR, "workbook.json")):
-        sys.exit("%s is not a configured build folder: run make all first" % BUILD_DIR)
+    build_dir = os.path.abspath(options.build_dir)
+    if not os.path.exists(os.path.join(build_dir, "workbook.json")):
+        sys.exit("%s is not a configured build folder: run make all first" % build_dir)
+    return build_dir, rest
+
+
+def main():
+    global BUILD_DIR
+    BUILD_DIR, rest = build_dir_argument()
     unittest.main(argv=[sys.argv[0]] + rest)
 
 

@@ -28,7 +28,6 @@ says "no GPU" (grade.py's exit 77). What is tested is the plumbing, on lab 02 al
      again by SIGTERM: the array is cancelled, nothing of it is left in the queue or running.
 At the end the queue is empty.
 """
-import argparse
 import csv
 import json
 import os
@@ -46,7 +45,7 @@ SOURCE_DIR = os.path.dirname(GRADING_DIR)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The whole and the broken student bear unit.grade_class's names: a student's build folder is
 # named after them, so under make test, which runs that test first, theirs are already built.
-from test_grade_class import WHOLE, BROKEN  # noqa: E402
+from test_grade_class import WHOLE, BROKEN, build_dir_argument  # noqa: E402
 from slurm_cluster import CannotStart, Cluster, install_slurm, processes_mentioning  # noqa: E402
 
 EXIT_SKIP = 77
@@ -298,12 +297,7 @@ class TheEnd(unittest.TestCase):
 
 def main():
     global BUILD_DIR, ROOT, CLUSTER
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--build-dir", required=True, help="a configured and built build folder")
-    options, rest = parser.parse_known_args()
-    BUILD_DIR = os.path.abspath(options.build_dir)
-    if not os.path.exists(os.path.join(BUILD_DIR, "workbook.json")):
-        sys.exit("%s is not a configured build folder: run make all first" % BUILD_DIR)
+    BUILD_DIR, rest = build_dir_argument()
     ROOT = os.path.join(BUILD_DIR, "test_slurm")
     started = time.monotonic()
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("stopped by SIGTERM"))
