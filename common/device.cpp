@@ -45,11 +45,13 @@ std::string rounded(double v)
 
 struct CublasHandle {
     cublasHandle_t handle = nullptr;
-    CublasHandle()
+    // CUBLAS_DEFAULT_MATH: plain FP32 on the CUDA cores; CUBLAS_TF32_TENSOR_OP_MATH: inputs
+    // rounded to TF32 on the tensor cores, sums in FP32.
+    explicit CublasHandle(cublasMath_t math)
     {
         if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS)
             throw std::runtime_error("cublasCreate failed: is the GPU out of memory?");
-        cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH);  // plain FP32, no TF32 tensor cores
+        cublasSetMathMode(handle, math);
     }
     ~CublasHandle() { cublasDestroy(handle); }
     CublasHandle(const CublasHandle&) = delete;
@@ -139,12 +141,14 @@ double measured_copy_gbs()
     return gbs;
 }
 
-double sgemm_gflops(int m, int k, int n)
+namespace {
+// cublasSgemm on random m x k and k x n matrices in the given math mode, in GFLOP/s.
+double cublas_sgemm_gflops(int m, int k, int n, cublasMath_t math)
 {
     const DeviceBuffer<float> a(random_floats(static_cast<std::size_t>(m) * k, seed_for("sgemm a")));
     const DeviceBuffer<float> b(random_floats(static_cast<std::size_t>(k) * n, seed_for("sgemm b")));
     DeviceBuffer<float> c(static_cast<std::size_t>(m) * n);
-    CublasHandle cublas;
+    CublasHandle cublas(math);
     const float alpha = 1.0f, beta = 0.0f;
     const Timing t = time_gpu([&] {
         // Column-major cuBLAS computes the row-major C = A·B as C^T = B^T·A^T.
@@ -155,13 +159,35 @@ double sgemm_gflops(int m, int k, int n)
     return t.giga_per_second(2.0 * m * n * static_cast<double>(k));
 }
 
+// The largest square size up to 4096 whose three matrices fit in a quarter of the GPU's memory.
+int ceiling_size()
+{
+    int n = 4096;
+    while (n > 512 && 3.0 * n * n * sizeof(float) > device_facts().global_bytes / 4) n /= 2;
+    return n;
+}
+}  // namespace
+
+double sgemm_gflops(int m, int k, int n) { return cublas_sgemm_gflops(m, k, n, CUBLAS_DEFAULT_MATH); }
+
+double tf32_gemm_gflops(int m, int k, int n) { return cublas_sgemm_gflops(m, k, n, CUBLAS_TF32_TENSOR_OP_MATH); }
+
 double sgemm_ceiling_gflops()
 {
     static const double gflops = [] {
         if (double known = from_environment("WORKBOOK_SGEMM_GFLOPS")) return known;
-        int n = 4096;
-        while (n > 512 && 3.0 * n * n * sizeof(float) > device_facts().global_bytes / 4) n /= 2;
+        const int n = ceiling_size();
         return sgemm_gflops(n, n, n);
+    }();
+    return gflops;
+}
+
+double tf32_ceiling_gflops()
+{
+    static const double gflops = [] {
+        if (double known = from_environment("WORKBOOK_TF32_GFLOPS")) return known;
+        const int n = ceiling_size();
+        return tf32_gemm_gflops(n, n, n);
     }();
     return gflops;
 }
@@ -176,6 +202,19 @@ double fp32_peak_gflops()
     return 2.0 * facts.sms * lanes * (clock_khz * 1e3) / 1e9;
 }
 
+double tf32_peak_gflops()
+{
+    const DeviceFacts& facts = device_facts();
+    int clock_khz = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, facts.index));
+    // Dense TF32 operations per clock per SM, from NVIDIA's data sheets (peak TFLOPS over SMs x
+    // boost clock), the largest of each generation: Turing has no TF32; A100 1024; the other
+    // Ampere and Ada GPUs 512; H100 2048; Blackwell and anything newer at most 4096.
+    const int cc = 10 * facts.cc_major + facts.cc_minor;
+    const int per_clock = cc < 80 ? 0 : cc == 80 ? 1024 : cc < 90 ? 512 : cc == 90 ? 2048 : 4096;
+    return static_cast<double>(facts.sms) * per_clock * (clock_khz * 1e3) / 1e9;
+}
+
 std::string versus_copy(double gbs)
 {
     const double ceiling = copy_ceiling_gbs();
@@ -187,6 +226,13 @@ std::string versus_sgemm(double gflops)
 {
     const double ceiling = sgemm_ceiling_gflops();
     return rounded(gflops) + " GFLOP/s = " + percent_of(gflops, ceiling) + " of cuBLAS SGEMM (" +
+           rounded(ceiling) + " GFLOP/s)";
+}
+
+std::string versus_tf32(double gflops)
+{
+    const double ceiling = tf32_ceiling_gflops();
+    return rounded(gflops) + " GFLOP/s = " + percent_of(gflops, ceiling) + " of cuBLAS TF32 (" +
            rounded(ceiling) + " GFLOP/s)";
 }
 

@@ -5,7 +5,8 @@
 /// what a device-to-device cudaMemcpy reaches on this very GPU. Likewise a GFLOP/s figure is set
 /// beside cuBLAS SGEMM (FP32) on this GPU. The ceilings are measured once per process; the
 /// grader measures them once per grade run and hands them to every checker through the
-/// environment (WORKBOOK_COPY_GBS, WORKBOOK_SGEMM_GFLOPS), so all labs use the same figures.
+/// environment (WORKBOOK_COPY_GBS, WORKBOOK_SGEMM_GFLOPS, WORKBOOK_TF32_GFLOPS), so all labs use the
+/// same figures. Lab 05's tensor-core steps are set beside cuBLAS in TF32 on the tensor cores.
 #pragma once
 
 #include <cstddef>
@@ -76,12 +77,32 @@ double sgemm_ceiling_gflops();
 /// \snippet tests/matmul_cases.hpp cublas
 double sgemm_gflops(int m, int k, int n);
 
+/// \brief cuBLAS SGEMM with TF32 tensor cores (CUBLAS_TF32_TENSOR_OP_MATH: inputs rounded to
+/// TF32, sums in FP32) on random m x k and k x n matrices, in GFLOP/s.
+/// \param m rows of A and C
+/// \param k columns of A, rows of B
+/// \param n columns of B and C
+/// \snippet tests/matmul_cases.hpp cublas
+double tf32_gemm_gflops(int m, int k, int n);
+
+/// \brief cuBLAS TF32 rate in GFLOP/s on square matrices of 4096 (smaller on small GPUs): the
+/// ceiling of lab 05's tensor-core steps. Measured once per process, unless
+/// WORKBOOK_TF32_GFLOPS holds a figure measured earlier in the same grade run.
+/// \snippet tests/matmul_cases.hpp versus sgemm
+double tf32_ceiling_gflops();
+
 /// \brief The GPU's FP32 peak in GFLOP/s: SMs x peak clock x FP32 lanes per SM x 2 (a fused
 /// multiply-add counts as two operations). No FP32 kernel can go faster; the judge refuses a
 /// matmul figure above it.
 ///
 /// FP32 lanes per SM come from the compute capability: 64 up to sm_80, 128 from sm_86 on.
 double fp32_peak_gflops();
+
+/// \brief The GPU's dense TF32 tensor-core peak in GFLOP/s: SMs x peak clock x TF32 operations per
+/// clock per SM (from the compute capability, the largest of its generation's data sheets; 0
+/// before sm_80, which has no TF32). No TF32 kernel can go faster; the judge refuses a figure
+/// above it.
+double tf32_peak_gflops();
 
 /// \brief "2710 GB/s = 91% of copy (2990 GB/s)": a bandwidth beside the copy ceiling.
 /// \param gbs the bandwidth to report
@@ -92,5 +113,9 @@ std::string versus_copy(double gbs);
 /// \param gflops the rate to report
 /// \snippet tests/matmul_cases.hpp versus sgemm
 std::string versus_sgemm(double gflops);
+
+/// \brief "250000 GFLOP/s = 66% of cuBLAS TF32 (380000 GFLOP/s)": a rate beside cuBLAS in TF32.
+/// \param gflops the rate to report
+std::string versus_tf32(double gflops);
 
 }  // namespace workbook

@@ -6,7 +6,9 @@
 
 #include <cublas_v2.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -80,6 +82,19 @@ Tolerance gemm_tolerance(int k)
     return Tolerance{0x1p-24 * k * (std::sqrt(static_cast<double>(k)) + 1), 0,
                      "2^-24 * k * (sqrt(k) + 1): k roundings, each at most 2^-24 of a running sum "
                      "below about sqrt(k)"};
+}
+
+Tolerance tensor_gemm_tolerance(int k, double unit, const std::string& rounding)
+{
+    const Tolerance sums = gemm_tolerance(k);
+    const double terms = std::min<double>(k, 9 * std::sqrt(static_cast<double>(k)));
+    char why[512];
+    std::snprintf(why, sizeof why,
+                  "2 * %g * min(k, 9 * sqrt(k)) + %s: inputs %s, each off by at most %g of itself, so "
+                  "each product by 2 * %g; k of them with random signs stay within 9 * sqrt(k) of "
+                  "one (Hoeffding); then the FP32 sums' own bound",
+                  unit, "2^-24 * k * (sqrt(k) + 1)", rounding.c_str(), unit, unit);
+    return Tolerance{2 * unit * terms + sums.abs, 0, why};
 }
 
 }  // namespace workbook

@@ -10,6 +10,7 @@
 
 #include "compare.hpp"
 
+#include <string>
 #include <vector>
 
 namespace workbook {
@@ -35,5 +36,22 @@ Reference gemm_reference(const std::vector<float>& a, const std::vector<float>& 
 /// \param k the inner dimension: columns of A, rows of B
 /// \snippet tests/matmul_cases.hpp tolerance
 Tolerance gemm_tolerance(int k);
+
+/// \brief The tolerance for a product on the tensor cores: inputs rounded to a narrower format
+/// (TF32, BF16) before they are multiplied, sums in FP32.
+///
+/// Rounding an input changes it by at most `unit` of itself: 2^-11 for TF32 rounded to nearest
+/// (10 bits of mantissa), 2^-10 when the hardware truncates instead, 2^-8 for BF16. A product
+/// a·b of inputs in [-1, 1] is then off by at most 2 * unit * |a·b| <= 2 * unit. k such errors:
+/// at most k times that, and with random data their signs are random, so Hoeffding's
+/// inequality keeps the sum within 9 * sqrt(k) times it but for less than one chance in 10^10
+/// over 2^24 outputs. Hence 2 * unit * min(k, 9 * sqrt(k)), plus gemm_tolerance(k) for the FP32
+/// sums. At k = 4096 with TF32 that is 0.58 (FP32 alone: 0.016): an FP32 step that quietly
+/// rounds its inputs, as the tensor cores do, fails its FP32 tolerance.
+/// \param k the inner dimension: columns of A, rows of B
+/// \param unit the largest relative change of an input, e.g. 0x1p-11
+/// \param rounding how the inputs are rounded, for the failure message, e.g. "TF32, rounded to nearest"
+/// \snippet tests/matmul_cases.hpp tensor tolerance
+Tolerance tensor_gemm_tolerance(int k, double unit, const std::string& rounding);
 
 }  // namespace workbook

@@ -373,8 +373,9 @@ std::string beyond_physical_limit(double rate, double limit, Ceiling ceiling)
     std::ostringstream text;
     text << "your kernel's figure, " << versus(rate, ceiling) << ", is beyond what this GPU "
          << "can physically do ("
-         << (ceiling == Ceiling::copy ? "its copy bandwidth, plus 10% for timing noise: "
-                                      : "its FP32 peak from SM count, clock and FP32 lanes: ")
+         << (ceiling == Ceiling::copy   ? "its copy bandwidth, plus 10% for timing noise: "
+             : ceiling == Ceiling::fp32 ? "its FP32 peak from SM count, clock and FP32 lanes: "
+                                        : "its TF32 tensor-core peak from SM count, clock and TF32 operations per clock: ")
          << static_cast<long>(limit) << (ceiling == Ceiling::copy ? " GB/s" : " GFLOP/s")
          << "). The timed runs cannot have done the work they are credited with.";
     return text.str();
@@ -426,13 +427,23 @@ void run_once(const Call& call)
 
 std::string versus(double rate, Ceiling ceiling)
 {
-    return ceiling == Ceiling::copy ? versus_copy(rate) : versus_sgemm(rate);
+    switch (ceiling) {
+    case Ceiling::copy: return versus_copy(rate);
+    case Ceiling::fp32: return versus_sgemm(rate);
+    case Ceiling::tf32: return versus_tf32(rate);
+    }
+    return "";
 }
 
 double physical_limit(Ceiling ceiling)
 {
     // Measured here, not taken from the environment, which the student's file could change.
-    return ceiling == Ceiling::copy ? 1.10 * measured_copy_gbs() : fp32_peak_gflops();
+    switch (ceiling) {
+    case Ceiling::copy: return 1.10 * measured_copy_gbs();
+    case Ceiling::fp32: return fp32_peak_gflops();
+    case Ceiling::tf32: return tf32_peak_gflops();
+    }
+    return 0;
 }
 
 void judge_test_started() { g_timed_calls = 0; }

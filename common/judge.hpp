@@ -130,11 +130,12 @@ void run_once(const Call& call);
 enum class Ceiling {
     copy,  ///< bytes per second, against a device-to-device copy on this GPU
     fp32,  ///< floating-point operations per second, against cuBLAS SGEMM (FP32) on this GPU
+    tf32,  ///< floating-point operations per second, against cuBLAS in TF32 on this GPU's tensor cores
 };
 
 /// \brief How a performance test counts the work of one call.
 struct Work {
-    double amount = 0;            ///< bytes moved (Ceiling::copy) or floating-point operations (fp32)
+    double amount = 0;            ///< bytes moved (Ceiling::copy) or floating-point operations (fp32, tf32)
     Ceiling ceiling = Ceiling::copy;  ///< what the rate is set beside
 };
 
@@ -145,7 +146,8 @@ struct Work {
 std::string versus(double rate, Ceiling ceiling);
 
 /// \brief The most this GPU can physically do: the copy bandwidth measured in this process (with
-/// 10% for timing noise), or the FP32 peak from its SM count, clock and FP32 lanes per SM.
+/// 10% for timing noise), the FP32 peak from its SM count, clock and FP32 lanes per SM, or the
+/// TF32 tensor-core peak from its SM count, clock and TF32 operations per clock per SM.
 /// \param ceiling which limit
 /// \return GB/s or GFLOP/s
 double physical_limit(Ceiling ceiling);

@@ -91,6 +91,21 @@ void sanitizer_test(const std::string& tool, const std::string& probe, const std
 /// \snippet tests/check_01_vector_add.cpp probe
 void run_calls(const std::vector<Call>& calls);
 
+/// \brief A GPU architecture that a lab part's code is built for.
+struct Architecture {
+    int major = 0, minor = 0;  ///< the compute capability, e.g. 9 and 0 for sm_90
+    bool exact = false;        ///< only that one (sm_90a code runs on 9.0 alone), or it and newer
+    const char* name = "";     ///< as the toolkit names it, e.g. "sm_90a"
+    const char* needs = "";    ///< what needs it, e.g. "wgmma and TMA"
+};
+
+/// \brief Whether this GPU runs code built for `needed`. If not, the running test is skipped
+/// (never passed), saying which architecture it needs and which this GPU is.
+/// \param needed the architecture
+/// \return whether the test can go on
+/// \snippet tests/check_05_wgmma.cpp architecture
+bool gpu_runs(const Architecture& needed);
+
 /// \brief Tells the checker library that a test starts (the result listener calls it).
 /// \param name the test's name
 void test_started(const std::string& name);

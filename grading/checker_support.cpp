@@ -22,6 +22,16 @@ void test_started(const std::string& name)
     //! [clear skip]
 }
 
+bool gpu_runs(const Architecture& needed)
+{
+    const DeviceFacts& gpu = device_facts();
+    const int have = 10 * gpu.cc_major + gpu.cc_minor, want = 10 * needed.major + needed.minor;
+    if (needed.exact ? have == want : have >= want) return true;
+    skip_test(std::string(needed.needs) + " needs " + needed.name + (needed.exact ? "" : " or newer") +
+              ", and this GPU is sm_" + std::to_string(have) + " (" + gpu.name + ")");
+    return false;
+}
+
 bool have_function(const void* address, const char* name)
 {
     // A forwarder stands for a function of the student's file: the runner says whether it is there.

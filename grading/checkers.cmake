@@ -13,9 +13,15 @@
 # solution, fails the build there, and <checker>.kernels lists the kernels it defines, which the
 # judge holds every launch to.
 #   references: the reference objects (workbook_add_reference), each a file and its target
+#   ARCHITECTURE: the one GPU architecture the implementation is built for, when the lab names one
+#                 (labs.json "architecture", e.g. 90a: wgmma and TMA exist only in sm_90a code)
 function(workbook_add_checker target lab references implementation)
+  cmake_parse_arguments(PARSE_ARGV 4 arg "" "ARCHITECTURE" "")
   add_library(${target}_file OBJECT ${implementation})
   target_link_libraries(${target}_file PRIVATE workbook_common)
+  if(arg_ARCHITECTURE)
+    set_target_properties(${target}_file PROPERTIES CUDA_ARCHITECTURES ${arg_ARCHITECTURE}-real)
+  endif()
   set(reference_objects "")
   foreach(reference IN LISTS references)
     list(APPEND reference_objects ${workbook_reference_dir}/${reference}.o)
@@ -91,15 +97,17 @@ function(workbook_add_reference target id namespace)
   add_dependencies(${target} check_${id}_solution_file)
 endfunction()
 
-# Declares a lab part: `workbook_add_lab(NAME SOURCE [DIR dir] [ALSO_REFERENCE other_lab])`.
+# Declares a lab part: `workbook_add_lab(NAME SOURCE [DIR dir] [ALSO_REFERENCE other_lab] [ARCHITECTURE arch])`.
 #   NAME            the checker is tests/check_NAME.cpp, its API tests/NAME.hpp, its buggy
 #                   variants tests/buggy/NAME/*.cu
 #   SOURCE          the student's file, the same name in labs/DIR and solutions/DIR
 #   DIR             the lab's folder when it differs from NAME (a going-further part)
 #   ALSO_REFERENCE  another lab part (its id) whose solution the checker may also time, in
 #                   namespace reference_<that lab's number>, e.g. reference_04
+#   ARCHITECTURE    the one GPU architecture its files are built for (e.g. 90a), instead of the
+#                   build's list; its checker skips its tests on any other GPU
 function(workbook_add_lab name source)
-  cmake_parse_arguments(PARSE_ARGV 2 arg "" "DIR;ALSO_REFERENCE" "")
+  cmake_parse_arguments(PARSE_ARGV 2 arg "" "DIR;ALSO_REFERENCE;ARCHITECTURE" "")
   set(dir ${name})
   if(arg_DIR)
     set(dir ${arg_DIR})
@@ -131,7 +139,8 @@ function(workbook_add_lab name source)
     # Where the checker finds the workbook's scripts (lab 06 draws its plot with one).
     target_compile_definitions(${name}_checker PRIVATE WORKBOOK_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
     target_link_libraries(${name}_checker PUBLIC workbook_grading workbook_doctest)
-    workbook_add_checker(check_${name}_solution ${name} "${references}" ${PROJECT_SOURCE_DIR}/solutions/${dir}/${source})
+    workbook_add_checker(check_${name}_solution ${name} "${references}" ${PROJECT_SOURCE_DIR}/solutions/${dir}/${source}
+                         ARCHITECTURE ${arg_ARCHITECTURE})
     add_dependencies(check_all_solution check_${name}_solution)
     string(APPEND WORKBOOK_PREBUILT_LIST "set(prebuilt_${name}_checker \"$<TARGET_OBJECTS:${name}_checker>\")\n")
     set(WORKBOOK_PREBUILT_LIST "${WORKBOOK_PREBUILT_LIST}" PARENT_SCOPE)
@@ -139,7 +148,8 @@ function(workbook_add_lab name source)
 
   # A student's copy may lack a lab (an older copy of labs/): that lab then scores 0 and says why.
   if(EXISTS ${WORKBOOK_LABS_DIR}/${dir}/${source})
-    workbook_add_checker(check_${name} ${name} "${references}" ${WORKBOOK_LABS_DIR}/${dir}/${source})
+    workbook_add_checker(check_${name} ${name} "${references}" ${WORKBOOK_LABS_DIR}/${dir}/${source}
+                         ARCHITECTURE ${arg_ARCHITECTURE})
     add_dependencies(check_all check_${name})
   endif()
 
@@ -159,7 +169,8 @@ function(workbook_add_lab name source)
                   --patch ${file} --solution ${solution_file} --out ${implementation}
           DEPENDS ${file} ${solution_file} ${PROJECT_SOURCE_DIR}/grading/buildtools/apply_variant.py VERBATIM)
       endif()
-      workbook_add_checker(check_${name}__${variant} ${name} "${references}" ${implementation})
+      workbook_add_checker(check_${name}__${variant} ${name} "${references}" ${implementation}
+                           ARCHITECTURE ${arg_ARCHITECTURE})
       file(STRINGS ${file} build_error REGEX "expect-build-error:")
       if(build_error)
         # A variant that must not build (it uses a library the labs forbid): kept out of `all`,

@@ -21,7 +21,7 @@ def nvidia_smi_gpus():
 
 
 def probe_device(build_dir, no_build=False):
-    """Runs device_query once: the GPU's facts and ceilings (copy and cuBLAS SGEMM), measured
+    """Runs device_query once: the GPU's facts and ceilings (copy, cuBLAS SGEMM and TF32), measured
     once and shared by every checker instead of once per lab. With no_build, a device_query
     already built is used as it is."""
     query = os.path.join(build_dir, "bin", "device_query")

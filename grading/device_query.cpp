@@ -2,7 +2,8 @@
 //
 // The grader runs it once per grade run and hands the ceilings to every checker, so that all
 // labs set their figures beside the same measurements. Exits 77 when there is no usable GPU,
-// after saying why. Usage: device_query [--sgemm]   (--sgemm also measures cuBLAS SGEMM)
+// after saying why. Usage: device_query [--sgemm]   (--sgemm also measures cuBLAS SGEMM, and
+// cuBLAS in TF32 on GPUs that have TF32 tensor cores: sm_80 and later)
 #include "json.hpp"
 
 #include "common/check.hpp"
@@ -28,11 +29,12 @@ int main(int argc, char** argv)
         const workbook::DeviceFacts& facts = workbook::device_facts();
         //! [facts]
         std::printf("{\"ok\":true,\"device\":%s,\"name\":%s,\"sm\":\"%d%d\",\"sms\":%d,"
-                    "\"peak_gbs\":%.1f,\"copy_gbs\":%.1f,\"sgemm_gflops\":%.1f}\n",
+                    "\"peak_gbs\":%.1f,\"copy_gbs\":%.1f,\"sgemm_gflops\":%.1f,\"tf32_gflops\":%.1f}\n",
                     workbook::json_quote(facts.describe()).c_str(),
                     workbook::json_quote(facts.name).c_str(), facts.cc_major, facts.cc_minor,
                     facts.sms, facts.peak_gbs, workbook::copy_ceiling_gbs(),
-                    sgemm ? workbook::sgemm_ceiling_gflops() : 0.0);
+                    sgemm ? workbook::sgemm_ceiling_gflops() : 0.0,
+                    sgemm && facts.cc_major >= 8 ? workbook::tf32_ceiling_gflops() : 0.0);
     } catch (const std::exception& e) {
         std::printf("{\"ok\":false,\"message\":%s}\n", workbook::json_quote(e.what()).c_str());
         std::fprintf(stderr, "%s\n", e.what());

@@ -23,7 +23,8 @@ the lab is graded, that no process whose program path contains TEXT is still run
 A variant with `// expect-build-error: MESSAGE` must not build at all (it uses a library the labs
 forbid, or calls the reference solution): --build-error builds it and expects the build to fail saying MESSAGE. That needs no GPU.
 
-Exit 77 (skipped) without a GPU, like the checkers.
+Exit 77 (skipped) without a GPU, like the checkers, and when every test skipped itself (a step
+built for an architecture this GPU is not).
 """
 import argparse
 import os
@@ -99,6 +100,9 @@ def main():
     files = {path: grade.file_sha256(os.path.join(a.build_dir, path)) for path in expect["unchanged"]}
     labs, device, seed, status = grade.grade(grade.parse_args(argv))
     if not device.get("ok"):
+        return grade.EXIT_NO_DEVICE
+    if labs[0].tests and all(t.status == "skipped" for t in labs[0].tests):
+        print("every test skipped itself (%s): the variant was not judged" % labs[0].tests[0].output.strip())
         return grade.EXIT_NO_DEVICE
     tests = {t.name: t for t in labs[0].tests}
     problems = []

@@ -91,8 +91,10 @@ def print_device(device, args):
     """The GPU the labs are graded on and its ceilings; or, with none, why nothing is graded."""
     if device.get("ok"):
         sgemm = float(device.get("sgemm_gflops", 0))
-        print("device: %s; copy ceiling %.0f GB/s, cuBLAS SGEMM %.0f GFLOP/s"
-              % (device["device"], device["copy_gbs"], sgemm))
+        tf32 = float(device.get("tf32_gflops", 0))
+        print("device: %s; copy ceiling %.0f GB/s, cuBLAS SGEMM %.0f GFLOP/s%s"
+              % (device["device"], device["copy_gbs"], sgemm,
+                 ", in TF32 %.0f GFLOP/s" % tf32 if tf32 > 0 else ""))
     else:
         print("%s\nEvery GPU test is skipped: nothing is graded." % device.get("message"))
         print_slurm_hint(args)

@@ -1,6 +1,6 @@
 // What the checkers of labs 04 and 05 share: the product's test data and float64 reference, the
-// tolerance derived from k, the correctness check with a diagnosis, and the GFLOP/s test against
-// the reference solution and cuBLAS.
+// tolerance derived from k and the precision of the inputs, the correctness check with a
+// diagnosis, and the GFLOP/s test against the reference solution and cuBLAS in the same precision.
 #pragma once
 
 #include "grading/checker.hpp"
@@ -8,8 +8,10 @@
 #include <array>
 #include <cmath>
 #include <initializer_list>
+#include <iomanip>
 #include <memory>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -52,13 +54,38 @@ inline std::shared_ptr<const Case> shared_case(int m, int k, int n)
     return cached_case<Case>(static_cast<double>(m) * n, m, k, n);
 }
 
-/// The tolerance of every product with k terms (common/gemm_reference.hpp says why).
+/// What a step multiplies: FP32 inputs (labs 04 and 05, and 05's steps 1 and 2), or inputs of
+/// 10 bits of mantissa on the tensor cores (TF32), rounded to nearest by the kernel or truncated
+/// by the hardware, which reads only the top 19 bits of an FP32 value. The sums are FP32 in all.
+enum class Inputs { fp32, tf32_rounded, tf32_truncated };
+
+/// The tolerance of a product with k terms (common/gemm_reference.hpp says why).
 //! [tolerance]
-inline Tolerance tolerance(int k) { return gemm_tolerance(k); }
+inline Tolerance tolerance(int k, Inputs inputs = Inputs::fp32)
+{
+    switch (inputs) {
+    case Inputs::fp32: return gemm_tolerance(k);
+    //! [tensor tolerance]
+    case Inputs::tf32_rounded: return tensor_gemm_tolerance(k, 0x1p-11, "rounded to TF32 (to nearest)");
+    case Inputs::tf32_truncated:
+        return tensor_gemm_tolerance(k, 0x1p-10, "cut to TF32 (the tensor core drops the low 13 bits)");
+    //! [tensor tolerance]
+    }
+    return gemm_tolerance(k);
+}
 //! [tolerance]
 
+// Errors spread over C (one element in a thousand or more), none larger than TF32 inputs can
+// make: the signature of a product computed in TF32.
+inline bool errors_of_tf32_size(const Case& t, const Failure& f)
+{
+    const Comparison& result = f.comparison;
+    return result.unwritten == 0 && result.wrong * 1000 >= f.got.size() &&
+           result.max_error <= tolerance(t.k, Inputs::tf32_truncated).abs;
+}
+
 // What the pattern of failures suggests, the likeliest cause first (the judge explains races).
-inline std::string diagnose(const Case& t, const Failure& f, const std::string& lab_hint)
+inline std::string diagnose(const Case& t, const Failure& f, const std::string& lab_hint, Inputs inputs)
 {
     const Comparison& result = f.comparison;
     if (!f.guards.intact())
@@ -80,6 +107,14 @@ inline std::string diagnose(const Case& t, const Failure& f, const std::string& 
     if (transposed > 0 && transposed == result.first.size())
         return "C came out transposed: row and col are swapped. x (threadIdx.x, blockIdx.x) runs "
                "along the columns of C, y along its rows.";
+    if (inputs == Inputs::fp32 && errors_of_tf32_size(t, f)) {
+        std::ostringstream text;
+        text << "Every element is close, but " << result.wrong << " are beyond the FP32 tolerance, by errors of "
+             << "the size inputs rounded to TF32 give (the largest " << std::setprecision(3) << result.max_error
+             << ", where " << result.tolerance.abs << " is allowed): this step is graded in FP32, and tensor cores "
+             << "(TF32) or inputs rounded to fewer bits do not meet its tolerance. Multiply the floats as they are.";
+        return text.str();
+    }
     if (result.unwritten > 0)
         return "Some elements of C were never written: does the grid cover C, rounding up in both "
                "directions (grid.x along the n columns, grid.y along the m rows)?" + lab_hint;
@@ -88,9 +123,10 @@ inline std::string diagnose(const Case& t, const Failure& f, const std::string& 
 }
 
 /// A product C = A·B of m x k by k x n: what the judge runs and compares. `address` is the
-/// student's function that `launch` calls (null when the file lacks it).
+/// student's function that `launch` calls (null when the file lacks it); `inputs` the precision
+/// the step multiplies in, which sets the tolerance.
 inline Call call(const Launch& launch, const void* address, const std::string& function, int m, int k, int n,
-                 const std::string& lab_hint = "")
+                 const std::string& lab_hint = "", Inputs inputs = Inputs::fp32)
 {
     const std::shared_ptr<const Case> t = shared_case(m, k, n);
     Call c;
@@ -99,27 +135,29 @@ inline Call call(const Launch& launch, const void* address, const std::string& f
     c.what = "m x k x n = " + shape(m, k, n);
     c.output = "C";
     c.shape = Shape::grid(m, n);
-    c.tolerance = tolerance(k);
+    c.tolerance = tolerance(k, inputs);
     c.expected = [t]() -> const Reference& { return t->c; };
     c.run = [t, launch](float* out) { launch(t->device_a.data(), t->device_b.data(), out, t->m, t->k, t->n); };
     c.inputs = {{t->device_a.data(), t->device_a.size()}, {t->device_b.data(), t->device_b.size()}};
-    c.diagnose = [t, lab_hint](const Failure& f) { return diagnose(*t, f, lab_hint); };
+    c.diagnose = [t, lab_hint, inputs](const Failure& f) { return diagnose(*t, f, lab_hint, inputs); };
     c.race_hint = "Does every thread wait at a __syncthreads() after loading the tiles, and again before "
                   "the next phase overwrites them?";
     return c;
 }
 
-/// GFLOP/s (2mnk over the time) at 4096^3 against the reference and cuBLAS; 1024 and 2048 reported.
+/// GFLOP/s (2mnk over the time) at 4096^3 against the reference and cuBLAS in the step's precision
+/// (SGEMM in FP32, or TF32 on the tensor cores); 1024 and 2048 reported.
 inline void check_performance(const Launch& yours, const void* address, const Launch& reference,
-                              const std::string& function)
+                              const std::string& function, Inputs inputs = Inputs::fp32)
 {
     if (!have_function(address, function.c_str())) return;
     const int s = kTimedSize;
     const std::shared_ptr<const Case> t = shared_case(s, s, s);
+    const Ceiling ceiling = inputs == Inputs::fp32 ? Ceiling::fp32 : Ceiling::tf32;
     //! [versus sgemm]
-    const SpeedVerdict verdict = check_speed(call(yours, address, function, s, s, s), [t, reference](float* out) {
+    const SpeedVerdict verdict = check_speed(call(yours, address, function, s, s, s, "", inputs), [t, reference](float* out) {
         reference(t->device_a.data(), t->device_b.data(), out, t->m, t->k, t->n);
-    }, {2.0 * s * s * static_cast<double>(s), Ceiling::fp32});
+    }, {2.0 * s * s * static_cast<double>(s), ceiling});
     //! [versus sgemm]
     if (verdict.profiled || verdict.yours.empty()) return;
     for (int size : {1024, 2048}) {
@@ -130,11 +168,11 @@ inline void check_performance(const Launch& yours, const void* address, const La
             yours(small.device_a.data(), small.device_b.data(), c.data(), size, size, size);
         }).giga_per_second(flops);
         //! [cublas]
-        const double cublas = sgemm_gflops(size, size, size);
+        const double cublas = ceiling == Ceiling::fp32 ? sgemm_gflops(size, size, size) : tf32_gemm_gflops(size, size, size);
         //! [cublas]
         MESSAGE("your kernel at " << size << ": " << std::lround(gflops) << " GFLOP/s = "
-                << std::lround(100 * gflops / cublas) << "% of cuBLAS SGEMM at this size ("
-                << std::lround(cublas) << " GFLOP/s)");
+                << std::lround(100 * gflops / cublas) << "% of cuBLAS " << (ceiling == Ceiling::fp32 ? "SGEMM" : "TF32")
+                << " at this size (" << std::lround(cublas) << " GFLOP/s)");
     }
 }
 
