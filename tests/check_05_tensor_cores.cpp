@@ -1,0 +1,76 @@
+// Checker for lab 05's third going-further step, tensor cores through mma.sync (bonus points only).
+//
+// The inputs are rounded to TF32 and summed in FP32, so the tolerance is TF32's, derived from
+// the rounding of the inputs and k (matmul::tolerance); every failure message states it. Shapes
+// with partial tiles in m, n and k (a k-tail shorter than one mma step), both load paths; then
+// GFLOP/s at 4096^3 beside the reference's and cuBLAS's in TF32, the same precision. The
+// walkthrough's goal: 50% of cuBLAS TF32 at 4096. Needs sm_80 or newer (TF32 mma); skipped,
+// never passed, on older GPUs.
+#include "matmul_cases.hpp"
+
+#include "05_tensor_cores.hpp"
+// The reference solution's functions, with the types of yours: its object is linked beside yours
+// with every name moved into namespace reference (grading/buildtools/reference_object.py).
+namespace reference {
+decltype(::launch_matmul_tensor_cores) launch_matmul_tensor_cores;
+}  // namespace reference
+
+using namespace workbook;
+
+namespace {
+const Architecture kTf32Mma{8, 0, false, "sm_80", "mma.sync with TF32 inputs"};
+constexpr matmul::Inputs kInputs = matmul::Inputs::tf32_rounded;
+
+Call tensor_cores(int m, int k, int n)
+{
+    Call call = matmul::call(launch_matmul_tensor_cores, WORKBOOK_ADDRESS(launch_matmul_tensor_cores),
+                             "launch_matmul_tensor_cores", m, k, n,
+                             " Check the fragment layout (groupID = lane / 4, and lane % 4 within the group), "
+                             "and that partial tiles and a k-tail shorter than one step load zeros.", kInputs);
+    call.race_hint = "Does every thread wait for its copies of a stage (cp.async.wait_group) and then at a "
+                     "__syncthreads() before any warp reads it, and is a stage refilled only after that barrier?";
+    return call;
+}
+void check_tensor_cores(int m, int k, int n)
+{
+    if (gpu_runs(kTf32Mma)) check(tensor_cores(m, k, n));
+}
+std::vector<Call> small_sizes() { return {tensor_cores(17, 33, 65), tensor_cores(200, 36, 300)}; }
+}  // namespace
+
+TEST_CASE("tensor cores: 1 x 1 x 1" * bonus(1)) { check_tensor_cores(1, 1, 1); }
+TEST_CASE("tensor cores: 17 x 33 x 65 (scalar loads and a k-tail of 1)" * bonus(1)) { check_tensor_cores(17, 33, 65); }
+TEST_CASE("tensor cores: 1 x 5000 x 1 (one long inner product)" * bonus(1)) { check_tensor_cores(1, 5000, 1); }
+TEST_CASE("tensor cores: 200 x 36 x 300 (16-byte loads, partial tiles)" * bonus(1)) { check_tensor_cores(200, 36, 300); }
+TEST_CASE("tensor cores: 1024 x 777 x 1023" * bonus(1)) { check_tensor_cores(1024, 777, 1023); }
+TEST_CASE("tensor cores: 1024 x 1024 x 1024" * bonus(1)) { check_tensor_cores(1024, 1024, 1024); }
+TEST_CASE("tensor cores: 4096 x 4096 x 4096" * bonus(1)) { check_tensor_cores(4096, 4096, 4096); }
+
+WORKBOOK_PROBE("small sizes", "memcheck", "racecheck", "synccheck") { run_calls(small_sizes()); }
+
+TEST_CASE("tensor cores: compute-sanitizer memcheck" * bonus(1))
+{
+    if (!gpu_runs(kTf32Mma)) return;
+    sanitizer_test("memcheck", "small sizes", small_sizes(), "16-byte loads and copies need the whole float4 "
+                   "inside the matrix; partial tiles load scalars or zeros.");
+}
+
+TEST_CASE("tensor cores: compute-sanitizer racecheck" * bonus(1))
+{
+    if (!gpu_runs(kTf32Mma)) return;
+    sanitizer_test("racecheck", "small sizes", small_sizes(), "a stage of shared memory may be overwritten only "
+                   "after every warp has passed the barrier that follows its last read of it.");
+}
+
+TEST_CASE("tensor cores: compute-sanitizer synccheck" * bonus(1))
+{
+    if (!gpu_runs(kTf32Mma)) return;
+    sanitizer_test("synccheck", "small sizes", small_sizes(), "every thread must reach the barrier of each stage.");
+}
+
+TEST_CASE("tensor cores: performance against the reference at 4096" * bonus(3))
+{
+    if (!gpu_runs(kTf32Mma)) return;
+    matmul::check_performance(launch_matmul_tensor_cores, WORKBOOK_ADDRESS(launch_matmul_tensor_cores),
+                              reference::launch_matmul_tensor_cores, "launch_matmul_tensor_cores", kInputs);
+}
