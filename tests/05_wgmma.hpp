@@ -1,0 +1,7 @@
+// The function lab 05's fourth going-further step defines (labs/05_tiled_matmul/wgmma.cu).
+// Declared weak: a function missing from the student's file costs only the tests that call it
+// (see checker.hpp).
+#pragma once
+
+/// C = A·B on Hopper's tensor cores: TMA loads, wgmma, sums in FP32 (sm_90a only).
+WORKBOOK_STUDENT_FUNCTION void launch_matmul_wgmma(const float* a, const float* b, float* c, int m, int k, int n);
