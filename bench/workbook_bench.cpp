@@ -226,11 +226,16 @@ struct MatmulImpl {
     std::string name;
     int threads_per_block;
     std::function<void(const float*, const float*, float*, int, int, int)> launch;
+    /// Its tolerance for k terms: FP32's, or TF32's for the tensor-core steps.
+    std::function<Tolerance(int k)> tolerance = gemm_tolerance;
+    /// Empty when it runs on this GPU; otherwise why not (the row is then "not measured").
+    std::function<std::string()> why_not_here = [] { return std::string(); };
 };
 
-/// C = A·B, A m x k, B k x n: host loop on 1 thread and on all, then each implementation.
+/// C = A·B, A m x k, B k x n: host loop on 1 thread and on all (unless !host_loop), then each
+/// implementation.
 void plan_matmul(std::vector<Step>& plan, Table& table, int m, int k, int n, const std::string& size,
-                 const std::vector<MatmulImpl>& impls, double limit)
+                 const std::vector<MatmulImpl>& impls, double limit, bool host_loop = true)
 {
     struct Data {
         std::vector<float> a, b;
@@ -245,7 +250,7 @@ void plan_matmul(std::vector<Step>& plan, Table& table, int m, int k, int n, con
         data->c = gemm_reference(data->a, data->b, m, k, n);
     };
     const Shape shape = Shape::grid(m, n);
-    for (int threads : host_thread_counts()) {
+    for (int threads : host_loop ? host_thread_counts() : std::vector<int>{}) {
         plan.push_back({table.id + " " + size + ": host loop, " + std::to_string(threads) + " thread(s)",
                         [=, &table] {
                             prepare();
@@ -259,10 +264,14 @@ void plan_matmul(std::vector<Step>& plan, Table& table, int m, int k, int n, con
                         }});
     }
     plan_gpu_impls<MatmulImpl>(plan, table.id + " " + size + ": ", impls, data, [=, &table](const MatmulImpl& impl) {
+        if (const std::string why = impl.why_not_here(); !why.empty()) {
+            table.rows.push_back({size, impl.name, "gpu", impl.threads_per_block, "kernel", false, 0, why});
+            return why;
+        }
         prepare();
         const Data& d = *data;
         return check_and_time_gpu(table, size, impl.name, impl.threads_per_block, {&d.a, &d.b}, d.c, shape,
-                                  gemm_tolerance(k), [&](const std::vector<DeviceBuffer<float>>& in, float* out) {
+                                  impl.tolerance(k), [&](const std::vector<DeviceBuffer<float>>& in, float* out) {
                                       impl.launch(in[0].data(), in[1].data(), out, m, k, n);
                                   });
     });
@@ -383,14 +392,21 @@ void plan_vector_add(std::vector<Step>& plan, Table& table, int n, const std::ve
     });
 }
 
-/// cuBLAS SGEMM FP32 (TF32 off) on n x n x n, as a row of the table: the ceiling at that size.
-void plan_sgemm(std::vector<Step>& plan, Table& table, int n)
+/// cuBLAS on n x n x n, as a row of the table: the ceiling at that size, in FP32 (SGEMM, TF32
+/// off) or, with tf32, on the tensor cores in TF32 (none before sm_80).
+void plan_cublas(std::vector<Step>& plan, Table& table, int n, bool tf32)
 {
-    plan.push_back({table.id + " " + std::to_string(n) + ": cuBLAS SGEMM", [=, &table] {
-                        const double gflops = sgemm_gflops(n, n, n);
+    const std::string name = tf32 ? "cuBLAS TF32" : "cuBLAS SGEMM";
+    plan.push_back({table.id + " " + std::to_string(n) + ": " + name, [=, &table] {
+                        if (tf32 && device_facts().cc_major < 8) {
+                            const std::string why = "no TF32 tensor cores before sm_80";
+                            table.rows.push_back({std::to_string(n), name, "gpu", 0, "kernel", false, 0, why});
+                            return why;
+                        }
+                        const double gflops = tf32 ? tf32_gemm_gflops(n, n, n) : sgemm_gflops(n, n, n);
                         const double ms = 2.0 * n * n * static_cast<double>(n) / gflops / 1e6;
-                        table.rows.push_back({std::to_string(n), "cuBLAS SGEMM", "gpu", 0, "kernel", true, ms,
-                                              "FP32, TF32 off"});
+                        table.rows.push_back({std::to_string(n), name, "gpu", 0, "kernel", true, ms,
+                                              tf32 ? "TF32 tensor cores, FP32 sums" : "FP32, TF32 off"});
                         return ms_text(ms);
                     }});
 }
@@ -500,7 +516,10 @@ const char* const kImplementationNotes =
     "\"lab 07 coarsened\": \"8 x 4 outputs per thread, 128 x 32 per block, 16-byte loads into registers, no shared tile\", "
     "\"lab 01 reference\": \"one element per thread, 256 threads per block\", "
     "\"lab 06 vector add\": \"lab 01's kernel with the block size of the threads column\", "
+    "\"lab 05 tensor cores\": \"128 x 128 per block of 4 warps (64 x 64 on small matrices), 64 x 64 per warp in m16n8k8 TF32 mma.sync, ldmatrix, 3 cp.async stages of 32 along k\", "
+    "\"lab 05 wgmma\": \"256 x 128 per block (128 or 64 x 128 when that leaves SMs idle): a producer warpgroup issuing TMA, two consumer warpgroups issuing wgmma m64nNk8 TF32, 4 mbarrier stages of 32 along k, 128-byte swizzle\", "
     "\"cuBLAS SGEMM\": \"cublasSgemm, FP32 with TF32 off: the ceiling at that size\", "
+    "\"cuBLAS TF32\": \"cublasSgemm with CUBLAS_TF32_TENSOR_OP_MATH: inputs rounded to TF32, FP32 sums\", "
     "\"host loop\": \"the sources' plain loop, one output at a time; 'all' threads split the rows\"";
 
 // The matmul implementations the tables compare.
@@ -509,6 +528,19 @@ const MatmulImpl kNaive1d{"lab 04 naive 1-D", 256, lab04::launch_matmul_naive_1d
 const MatmulImpl kTiled{"lab 05 tiled", 256, lab05::launch_matmul_tiled};
 const MatmulImpl kBlocked{"lab 05 register blocked", 256, lab05rb::launch_matmul_register_blocked};
 const MatmulImpl kWarpTiled{"lab 05 warp tiled", 256, lab05wt::launch_matmul_warp_tiled};
+// The tensor-core steps, with TF32's tolerance: inputs rounded to nearest (step 3), or cut by
+// the tensor core (step 4, which runs only on compute capability 9.0, as sm_90a code does).
+const MatmulImpl kTensorCores{
+    "lab 05 tensor cores", 128, lab05tc::launch_matmul_tensor_cores,
+    [](int k) { return tensor_gemm_tolerance(k, 0x1p-11, "rounded to TF32 (to nearest)"); },
+    [] { return device_facts().cc_major >= 8 ? std::string() : std::string("TF32 mma needs sm_80 or newer"); }};
+const MatmulImpl kWgmma{
+    "lab 05 wgmma", 384, lab05wg::launch_matmul_wgmma,
+    [](int k) { return tensor_gemm_tolerance(k, 0x1p-10, "cut to TF32 (the tensor core drops the low 13 bits)"); },
+    [] {
+        const DeviceFacts& gpu = device_facts();
+        return gpu.cc_major == 9 && gpu.cc_minor == 0 ? std::string() : std::string("wgmma and TMA need sm_90a");
+    }};
 
 // IJCEE Table 1: 8n x 8n for n = 10..100, host, global memory (lab 04), shared memory (lab 05).
 void plan_ijcee_table1(std::vector<Step>& plan, Table& table, const Options& o)
@@ -587,7 +619,11 @@ void plan_workbook(std::vector<Step>& plan, Table& table, const Options& o)
                           {"lab 07 tiled", 256, lab07::set_mask, lab07::launch_convolution_tiled},
                           {"lab 07 coarsened", 256, lab07c::set_mask, lab07c::launch_convolution_coarsened}},
                          o.limit, true);
-    for (int n : {1024, 2048, 4096}) plan_sgemm(plan, table, n);
+    for (int n : {1024, 2048, 4096}) {
+        plan_cublas(plan, table, n, false);
+        plan_cublas(plan, table, n, true);
+        plan_matmul(plan, table, n, n, n, std::to_string(n), {kTensorCores, kWgmma}, o.limit, false);
+    }
 }
 
 // Every table, in the order they are measured and reported.
