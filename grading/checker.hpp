@@ -93,7 +93,8 @@ void run_calls(const std::vector<Call>& calls);
 
 /// \brief A GPU architecture that a lab part's code is built for.
 struct Architecture {
-    int major = 0, minor = 0;  ///< the compute capability, e.g. 9 and 0 for sm_90
+    int major = 0;             ///< compute capability, major: 9 for sm_90
+    int minor = 0;             ///< compute capability, minor: 0 for sm_90
     bool exact = false;        ///< only that one (sm_90a code runs on 9.0 alone), or it and newer
     const char* name = "";     ///< as the toolkit names it, e.g. "sm_90a"
     const char* needs = "";    ///< what needs it, e.g. "wgmma and TMA"
