@@ -80,7 +80,7 @@ struct Comparison {
     Tolerance tolerance;            ///< the bound that was applied
     std::size_t wrong = 0;          ///< elements written with a value outside the bound
     std::size_t unwritten = 0;      ///< elements that still held the poison pattern
-    double max_error = 0;           ///< largest |got - ref| among written elements
+    double max_error = 0;           ///< largest |got - ref| among written elements (NaN if one is NaN)
     std::vector<Mismatch> first;    ///< the first few failing elements, in index order
     std::vector<std::pair<std::size_t, std::size_t>> bad_runs;  ///< first few runs [begin, end) of failing indices
     std::size_t bad_run_count = 0;  ///< how many such runs in all
@@ -135,12 +135,10 @@ Comparison compare(const std::string& name, const std::vector<T>& got,
     const std::size_t n = got.size() < expected.size() ? got.size() : expected.size();
     for (std::size_t i = 0; i < n; ++i) {
         const double value = static_cast<double>(got[i]);
-        if (tolerance.accepts(value, expected[i])) {
-            const double error = std::fabs(value - expected[i]);
-            if (error > result.max_error) result.max_error = error;
-            continue;
-        }
-        result.record(i, expected[i], value, is_poison(got[i]));
+        const bool never_written = is_poison(got[i]);
+        const double error = std::fabs(value - expected[i]);
+        if (!never_written && !(error <= result.max_error)) result.max_error = error;  // NaN stays NaN
+        if (!tolerance.accepts(value, expected[i])) result.record(i, expected[i], value, never_written);
     }
     // A length mismatch is a checker bug, not a student's: report every missing element.
     for (std::size_t i = n; i < expected.size(); ++i) result.record(i, expected[i], NAN, true);

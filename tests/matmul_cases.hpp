@@ -75,26 +75,13 @@ inline Tolerance tolerance(int k, Inputs inputs = Inputs::fp32)
 }
 //! [tolerance]
 
-// The largest |got - reference| over all of C, when every element is a number: NaN otherwise.
-inline double largest_error(const Case& t, const Failure& f)
-{
-    const std::vector<double>& expected = t.c.host();
-    double largest = 0;
-    for (std::size_t i = 0; i < f.got.size() && i < expected.size(); ++i) {
-        const double error = std::fabs(static_cast<double>(f.got[i]) - expected[i]);
-        if (!(error <= largest)) largest = error;  // a NaN stays
-        if (std::isnan(largest)) return largest;
-    }
-    return largest;
-}
-
 // Errors spread over C (one element in a thousand or more), none larger than TF32 inputs can
 // make: the signature of a product computed in TF32.
-inline bool errors_of_tf32_size(const Case& t, const Failure& f, double largest)
+inline bool errors_of_tf32_size(const Case& t, const Failure& f)
 {
     const Comparison& result = f.comparison;
     return result.unwritten == 0 && result.wrong * 1000 >= f.got.size() &&
-           largest <= tolerance(t.k, Inputs::tf32_truncated).abs;
+           result.max_error <= tolerance(t.k, Inputs::tf32_truncated).abs;  // false for NaN
 }
 
 // What the pattern of failures suggests, the likeliest cause first (the judge explains races).
@@ -120,16 +107,13 @@ inline std::string diagnose(const Case& t, const Failure& f, const std::string& 
     if (transposed > 0 && transposed == result.first.size())
         return "C came out transposed: row and col are swapped. x (threadIdx.x, blockIdx.x) runs "
                "along the columns of C, y along its rows.";
-    if (inputs == Inputs::fp32) {
-        const double largest = largest_error(t, f);
-        if (errors_of_tf32_size(t, f, largest)) {
-            std::ostringstream text;
-            text << "Every element is close, but " << result.wrong << " are beyond the FP32 tolerance, by errors of "
-                 << "the size inputs rounded to TF32 give (the largest " << std::setprecision(3) << largest
-                 << ", where " << result.tolerance.abs << " is allowed): this step is graded in FP32, and tensor cores "
-                 << "(TF32) or inputs rounded to fewer bits do not meet its tolerance. Multiply the floats as they are.";
-            return text.str();
-        }
+    if (inputs == Inputs::fp32 && errors_of_tf32_size(t, f)) {
+        std::ostringstream text;
+        text << "Every element is close, but " << result.wrong << " are beyond the FP32 tolerance, by errors of "
+             << "the size inputs rounded to TF32 give (the largest " << std::setprecision(3) << result.max_error
+             << ", where " << result.tolerance.abs << " is allowed): this step is graded in FP32, and tensor cores "
+             << "(TF32) or inputs rounded to fewer bits do not meet its tolerance. Multiply the floats as they are.";
+        return text.str();
     }
     if (result.unwritten > 0)
         return "Some elements of C were never written: does the grid cover C, rounding up in both "
