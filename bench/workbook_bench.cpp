@@ -226,10 +226,8 @@ struct MatmulImpl {
     std::string name;
     int threads_per_block;
     std::function<void(const float*, const float*, float*, int, int, int)> launch;
-    /// Its tolerance for k terms: FP32's, or TF32's for the tensor-core steps.
-    std::function<Tolerance(int k)> tolerance = gemm_tolerance;
-    /// Empty when it runs on this GPU; otherwise why not (the row is then "not measured").
-    std::function<std::string()> why_not_here = [] { return std::string(); };
+    GemmInputs inputs = GemmInputs::fp32;  ///< what it multiplies, which sets its tolerance
+    Architecture needs{};                  ///< the GPUs it runs on (all by default); elsewhere "not measured"
 };
 
 /// C = A·B, A m x k, B k x n: host loop on 1 thread and on all (unless !host_loop), then each
@@ -264,14 +262,14 @@ void plan_matmul(std::vector<Step>& plan, Table& table, int m, int k, int n, con
                         }});
     }
     plan_gpu_impls<MatmulImpl>(plan, table.id + " " + size + ": ", impls, data, [=, &table](const MatmulImpl& impl) {
-        if (const std::string why = impl.why_not_here(); !why.empty()) {
+        if (const std::string why = why_not_on_this_gpu(impl.needs); !why.empty()) {
             table.rows.push_back({size, impl.name, "gpu", impl.threads_per_block, "kernel", false, 0, why});
             return why;
         }
         prepare();
         const Data& d = *data;
         return check_and_time_gpu(table, size, impl.name, impl.threads_per_block, {&d.a, &d.b}, d.c, shape,
-                                  impl.tolerance(k), [&](const std::vector<DeviceBuffer<float>>& in, float* out) {
+                                  gemm_tolerance(k, impl.inputs), [&](const std::vector<DeviceBuffer<float>>& in, float* out) {
                                       impl.launch(in[0].data(), in[1].data(), out, m, k, n);
                                   });
     });
@@ -398,8 +396,8 @@ void plan_cublas(std::vector<Step>& plan, Table& table, int n, bool tf32)
 {
     const std::string name = tf32 ? "cuBLAS TF32" : "cuBLAS SGEMM";
     plan.push_back({table.id + " " + std::to_string(n) + ": " + name, [=, &table] {
-                        if (tf32 && device_facts().cc_major < 8) {
-                            const std::string why = "no TF32 tensor cores before sm_80";
+                        if (const std::string why = tf32 ? why_not_on_this_gpu(kTf32TensorCores) : "";
+                            !why.empty()) {
                             table.rows.push_back({std::to_string(n), name, "gpu", 0, "kernel", false, 0, why});
                             return why;
                         }
@@ -529,18 +527,10 @@ const MatmulImpl kTiled{"lab 05 tiled", 256, lab05::launch_matmul_tiled};
 const MatmulImpl kBlocked{"lab 05 register blocked", 256, lab05rb::launch_matmul_register_blocked};
 const MatmulImpl kWarpTiled{"lab 05 warp tiled", 256, lab05wt::launch_matmul_warp_tiled};
 // The tensor-core steps, with TF32's tolerance: inputs rounded to nearest (step 3), or cut by
-// the tensor core (step 4, which runs only on compute capability 9.0, as sm_90a code does).
-const MatmulImpl kTensorCores{
-    "lab 05 tensor cores", 128, lab05tc::launch_matmul_tensor_cores,
-    [](int k) { return tensor_gemm_tolerance(k, 0x1p-11, "rounded to TF32 (to nearest)"); },
-    [] { return device_facts().cc_major >= 8 ? std::string() : std::string("TF32 mma needs sm_80 or newer"); }};
-const MatmulImpl kWgmma{
-    "lab 05 wgmma", 384, lab05wg::launch_matmul_wgmma,
-    [](int k) { return tensor_gemm_tolerance(k, 0x1p-10, "cut to TF32 (the tensor core drops the low 13 bits)"); },
-    [] {
-        const DeviceFacts& gpu = device_facts();
-        return gpu.cc_major == 9 && gpu.cc_minor == 0 ? std::string() : std::string("wgmma and TMA need sm_90a");
-    }};
+// the tensor core (step 4, built for sm_90a).
+const MatmulImpl kTensorCores{"lab 05 tensor cores", 128, lab05tc::launch_matmul_tensor_cores,
+                              GemmInputs::tf32_rounded, kTf32TensorCores};
+const MatmulImpl kWgmma{"lab 05 wgmma", 384, lab05wg::launch_matmul_wgmma, GemmInputs::tf32_truncated, kSm90a};
 
 // IJCEE Table 1: 8n x 8n for n = 10..100, host, global memory (lab 04), shared memory (lab 05).
 void plan_ijcee_table1(std::vector<Step>& plan, Table& table, const Options& o)

@@ -118,6 +118,15 @@ const DeviceFacts& device_facts()
     return facts;
 }
 
+std::string why_not_on_this_gpu(const Architecture& needed)
+{
+    const DeviceFacts& gpu = device_facts();
+    const int have = 10 * gpu.cc_major + gpu.cc_minor, want = 10 * needed.major + needed.minor;
+    if (needed.exact ? have == want : have >= want) return "";
+    return std::string(needed.needs) + " needs " + needed.name + (needed.exact ? "" : " or newer") +
+           ", and this GPU is sm_" + std::to_string(have) + " (" + gpu.name + ")";
+}
+
 double copy_ceiling_gbs()
 {
     static const double gbs = [] {

@@ -50,6 +50,26 @@ struct DeviceFacts {
 /// \snippet grading/device_query.cpp facts
 const DeviceFacts& device_facts();
 
+/// \brief A GPU architecture that code is built for.
+struct Architecture {
+    int major = 0;             ///< compute capability, major: 9 for sm_90
+    int minor = 0;             ///< compute capability, minor: 0 for sm_90
+    bool exact = false;        ///< only that one (sm_90a code runs on 9.0 alone), or it and newer
+    const char* name = "";     ///< as the toolkit names it, e.g. "sm_90a"
+    const char* needs = "";    ///< what needs it, e.g. "code with wgmma and TMA"
+};
+
+/// \brief TF32 on the tensor cores (mma.sync, cuBLAS in TF32): sm_80 and newer.
+inline constexpr Architecture kTf32TensorCores{8, 0, false, "sm_80", "TF32 on the tensor cores"};
+
+/// \brief Hopper's wgmma and TMA: code built for sm_90a, which runs on compute capability 9.0 alone.
+inline constexpr Architecture kSm90a{9, 0, true, "sm_90a", "code with wgmma and TMA"};
+
+/// \brief Why this GPU cannot run code built for `needed`, e.g. "code with wgmma and TMA needs sm_90a, and
+/// this GPU is sm_86 (NVIDIA A40)"; empty when it can.
+/// \param needed the architecture
+std::string why_not_on_this_gpu(const Architecture& needed);
+
 /// \brief Device-to-device cudaMemcpy bandwidth in GB/s, bytes read plus bytes written.
 ///
 /// Measured once per process on buffers much larger than L2, unless WORKBOOK_COPY_GBS holds a

@@ -97,4 +97,17 @@ Tolerance tensor_gemm_tolerance(int k, double unit, const std::string& rounding)
     return Tolerance{2 * unit * terms + sums.abs, 0, why};
 }
 
+Tolerance gemm_tolerance(int k, GemmInputs inputs)
+{
+    switch (inputs) {
+    case GemmInputs::fp32: return gemm_tolerance(k);
+    //! [tensor tolerance]
+    case GemmInputs::tf32_rounded: return tensor_gemm_tolerance(k, 0x1p-11, "rounded to TF32 (to nearest)");
+    case GemmInputs::tf32_truncated:
+        return tensor_gemm_tolerance(k, 0x1p-10, "cut to TF32 (the tensor core drops the low 13 bits)");
+    //! [tensor tolerance]
+    }
+    return gemm_tolerance(k);
+}
+
 }  // namespace workbook

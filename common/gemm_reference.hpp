@@ -51,7 +51,19 @@ Tolerance gemm_tolerance(int k);
 /// \param k the inner dimension: columns of A, rows of B
 /// \param unit the largest relative change of an input, e.g. 0x1p-11
 /// \param rounding how the inputs are rounded, for the failure message, e.g. "TF32, rounded to nearest"
-/// \snippet tests/matmul_cases.hpp tensor tolerance
+/// \snippet common/gemm_reference.cu tensor tolerance
 Tolerance tensor_gemm_tolerance(int k, double unit, const std::string& rounding);
+
+/// \brief What a product multiplies: FP32 inputs, or inputs of 10 bits of mantissa on the tensor
+/// cores (TF32), rounded to nearest by the kernel or cut by the hardware, which reads only the top
+/// 19 bits of an FP32 value. The sums are FP32 in all.
+enum class GemmInputs { fp32, tf32_rounded, tf32_truncated };
+
+/// \brief The tolerance of a product with k terms of these inputs: gemm_tolerance for FP32,
+/// tensor_gemm_tolerance with 2^-11 (rounded) or 2^-10 (cut) for TF32.
+/// \param k the inner dimension: columns of A, rows of B
+/// \param inputs what the product multiplies
+/// \snippet tests/matmul_cases.hpp tolerance
+Tolerance gemm_tolerance(int k, GemmInputs inputs);
 
 }  // namespace workbook

@@ -91,17 +91,8 @@ void sanitizer_test(const std::string& tool, const std::string& probe, const std
 /// \snippet tests/check_01_vector_add.cpp probe
 void run_calls(const std::vector<Call>& calls);
 
-/// \brief A GPU architecture that a lab part's code is built for.
-struct Architecture {
-    int major = 0;             ///< compute capability, major: 9 for sm_90
-    int minor = 0;             ///< compute capability, minor: 0 for sm_90
-    bool exact = false;        ///< only that one (sm_90a code runs on 9.0 alone), or it and newer
-    const char* name = "";     ///< as the toolkit names it, e.g. "sm_90a"
-    const char* needs = "";    ///< what needs it, e.g. "wgmma and TMA"
-};
-
-/// \brief Whether this GPU runs code built for `needed`. If not, the running test is skipped
-/// (never passed), saying which architecture it needs and which this GPU is.
+/// \brief Whether this GPU runs code built for `needed` (common/device.hpp). If not, the running
+/// test is skipped (never passed), saying which architecture it needs and which this GPU is.
 /// \param needed the architecture
 /// \return whether the test can go on
 /// \snippet tests/check_05_wgmma.cpp architecture

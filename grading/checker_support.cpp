@@ -24,12 +24,9 @@ void test_started(const std::string& name)
 
 bool gpu_runs(const Architecture& needed)
 {
-    const DeviceFacts& gpu = device_facts();
-    const int have = 10 * gpu.cc_major + gpu.cc_minor, want = 10 * needed.major + needed.minor;
-    if (needed.exact ? have == want : have >= want) return true;
-    skip_test(std::string(needed.needs) + " needs " + needed.name + (needed.exact ? "" : " or newer") +
-              ", and this GPU is sm_" + std::to_string(have) + " (" + gpu.name + ")");
-    return false;
+    const std::string why_not = why_not_on_this_gpu(needed);
+    if (!why_not.empty()) skip_test(why_not);
+    return why_not.empty();
 }
 
 bool have_function(const void* address, const char* name)

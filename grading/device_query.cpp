@@ -34,7 +34,9 @@ int main(int argc, char** argv)
                     workbook::json_quote(facts.name).c_str(), facts.cc_major, facts.cc_minor,
                     facts.sms, facts.peak_gbs, workbook::copy_ceiling_gbs(),
                     sgemm ? workbook::sgemm_ceiling_gflops() : 0.0,
-                    sgemm && facts.cc_major >= 8 ? workbook::tf32_ceiling_gflops() : 0.0);
+                    sgemm && workbook::why_not_on_this_gpu(workbook::kTf32TensorCores).empty()
+                        ? workbook::tf32_ceiling_gflops()
+                        : 0.0);
     } catch (const std::exception& e) {
         std::printf("{\"ok\":false,\"message\":%s}\n", workbook::json_quote(e.what()).c_str());
         std::fprintf(stderr, "%s\n", e.what());

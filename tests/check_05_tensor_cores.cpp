@@ -18,7 +18,6 @@ decltype(::launch_matmul_tensor_cores) launch_matmul_tensor_cores;
 using namespace workbook;
 
 namespace {
-const Architecture kTf32Mma{8, 0, false, "sm_80", "mma.sync with TF32 inputs"};
 constexpr matmul::Inputs kInputs = matmul::Inputs::tf32_rounded;
 
 Call tensor_cores(int m, int k, int n)
@@ -33,7 +32,7 @@ Call tensor_cores(int m, int k, int n)
 }
 void check_tensor_cores(int m, int k, int n)
 {
-    if (gpu_runs(kTf32Mma)) check(tensor_cores(m, k, n));
+    if (gpu_runs(kTf32TensorCores)) check(tensor_cores(m, k, n));
 }
 std::vector<Call> small_sizes() { return {tensor_cores(17, 33, 65), tensor_cores(200, 36, 300)}; }
 }  // namespace
@@ -50,27 +49,27 @@ WORKBOOK_PROBE("small sizes", "memcheck", "racecheck", "synccheck") { run_calls(
 
 TEST_CASE("tensor cores: compute-sanitizer memcheck" * bonus(1))
 {
-    if (!gpu_runs(kTf32Mma)) return;
+    if (!gpu_runs(kTf32TensorCores)) return;
     sanitizer_test("memcheck", "small sizes", small_sizes(), "16-byte loads and copies need the whole float4 "
                    "inside the matrix; partial tiles load scalars or zeros.");
 }
 
 TEST_CASE("tensor cores: compute-sanitizer racecheck" * bonus(1))
 {
-    if (!gpu_runs(kTf32Mma)) return;
+    if (!gpu_runs(kTf32TensorCores)) return;
     sanitizer_test("racecheck", "small sizes", small_sizes(), "a stage of shared memory may be overwritten only "
                    "after every warp has passed the barrier that follows its last read of it.");
 }
 
 TEST_CASE("tensor cores: compute-sanitizer synccheck" * bonus(1))
 {
-    if (!gpu_runs(kTf32Mma)) return;
+    if (!gpu_runs(kTf32TensorCores)) return;
     sanitizer_test("synccheck", "small sizes", small_sizes(), "every thread must reach the barrier of each stage.");
 }
 
 TEST_CASE("tensor cores: performance against the reference at 4096" * bonus(3))
 {
-    if (!gpu_runs(kTf32Mma)) return;
+    if (!gpu_runs(kTf32TensorCores)) return;
     matmul::check_performance(launch_matmul_tensor_cores, WORKBOOK_ADDRESS(launch_matmul_tensor_cores),
                               reference::launch_matmul_tensor_cores, "launch_matmul_tensor_cores", kInputs);
 }

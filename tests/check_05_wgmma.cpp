@@ -19,9 +19,6 @@ decltype(::launch_matmul_wgmma) launch_matmul_wgmma;
 using namespace workbook;
 
 namespace {
-//! [architecture]
-const Architecture kHopper{9, 0, true, "sm_90a", "wgmma and TMA"};
-//! [architecture]
 constexpr matmul::Inputs kInputs = matmul::Inputs::tf32_truncated;
 
 Call wgmma(int m, int k, int n)
@@ -36,7 +33,9 @@ Call wgmma(int m, int k, int n)
 }
 void check_wgmma(int m, int k, int n)
 {
-    if (gpu_runs(kHopper)) check(wgmma(m, k, n));
+    //! [architecture]
+    if (gpu_runs(kSm90a)) check(wgmma(m, k, n));
+    //! [architecture]
 }
 std::vector<Call> small_sizes() { return {wgmma(17, 33, 65), wgmma(200, 36, 300)}; }
 }  // namespace
@@ -53,27 +52,27 @@ WORKBOOK_PROBE("small sizes", "memcheck", "racecheck", "synccheck") { run_calls(
 
 TEST_CASE("wgmma: compute-sanitizer memcheck" * bonus(1))
 {
-    if (!gpu_runs(kHopper)) return;
+    if (!gpu_runs(kSm90a)) return;
     sanitizer_test("memcheck", "small sizes", small_sizes(), "TMA fills a partial tile with zeros itself; the "
                    "stores to C must stay inside it.");
 }
 
 TEST_CASE("wgmma: compute-sanitizer racecheck" * bonus(1))
 {
-    if (!gpu_runs(kHopper)) return;
+    if (!gpu_runs(kSm90a)) return;
     sanitizer_test("racecheck", "small sizes", small_sizes(), "a stage may be refilled only after its consumers "
                    "have released it (their wgmma reads of it finished).");
 }
 
 TEST_CASE("wgmma: compute-sanitizer synccheck" * bonus(1))
 {
-    if (!gpu_runs(kHopper)) return;
+    if (!gpu_runs(kSm90a)) return;
     sanitizer_test("synccheck", "small sizes", small_sizes(), "every thread of a barrier must reach it.");
 }
 
 TEST_CASE("wgmma: performance against the reference at 4096" * bonus(3))
 {
-    if (!gpu_runs(kHopper)) return;
+    if (!gpu_runs(kSm90a)) return;
     matmul::check_performance(launch_matmul_wgmma, WORKBOOK_ADDRESS(launch_matmul_wgmma),
                               reference::launch_matmul_wgmma, "launch_matmul_wgmma", kInputs);
 }

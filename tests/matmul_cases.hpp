@@ -54,25 +54,13 @@ inline std::shared_ptr<const Case> shared_case(int m, int k, int n)
     return cached_case<Case>(static_cast<double>(m) * n, m, k, n);
 }
 
-/// What a step multiplies: FP32 inputs (labs 04 and 05, and 05's steps 1 and 2), or inputs of
-/// 10 bits of mantissa on the tensor cores (TF32), rounded to nearest by the kernel or truncated
-/// by the hardware, which reads only the top 19 bits of an FP32 value. The sums are FP32 in all.
-enum class Inputs { fp32, tf32_rounded, tf32_truncated };
+/// What a step multiplies: FP32 inputs (labs 04 and 05, and 05's steps 1 and 2), or TF32 on the
+/// tensor cores, rounded by the kernel (step 3) or cut by the hardware (step 4).
+using Inputs = GemmInputs;
 
 /// The tolerance of a product with k terms (common/gemm_reference.hpp says why).
 //! [tolerance]
-inline Tolerance tolerance(int k, Inputs inputs = Inputs::fp32)
-{
-    switch (inputs) {
-    case Inputs::fp32: return gemm_tolerance(k);
-    //! [tensor tolerance]
-    case Inputs::tf32_rounded: return tensor_gemm_tolerance(k, 0x1p-11, "rounded to TF32 (to nearest)");
-    case Inputs::tf32_truncated:
-        return tensor_gemm_tolerance(k, 0x1p-10, "cut to TF32 (the tensor core drops the low 13 bits)");
-    //! [tensor tolerance]
-    }
-    return gemm_tolerance(k);
-}
+inline Tolerance tolerance(int k, Inputs inputs = Inputs::fp32) { return gemm_tolerance(k, inputs); }
 //! [tolerance]
 
 // Errors spread over C (one element in a thousand or more), none larger than TF32 inputs can
