@@ -9,7 +9,12 @@
 //   {"event":"context_lost","name":...}                                 a sticky CUDA error; the
 //                                                                       process exits with 75
 //   {"event":"no_device","message":"..."}                               the process exits with 77
+//   {"event":"gpu_wait","waiting":B}                                    a test waits (true) for
+//                                                                       another checker's tool
+//                                                                       runs, or no longer (false)
 //   {"event":"done"}                                                    all selected tests ran
+// A checker the grader starts ahead of its turn (WORKBOOK_GO_FD, see wait_for_turn) readies the
+// GPU and its runners, then waits for one byte on that pipe before it starts anything else.
 // When the grader passes a key (on the pipe in WORKBOOK_KEY_FD), each line is followed by a tab
 // and its HMAC-SHA256 under that key; the grader ignores lines without a valid signature.
 // docs/grading.md describes how the grader uses it.
@@ -25,10 +30,12 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/random.hpp"
+#include "common/timing.hpp"
 
 #include <cuda_runtime.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,6 +49,7 @@ namespace {
 
 int g_results_fd = -1;
 std::string g_key;  // the grader's per-run signing key; empty when run by hand
+int g_go_fd = -1;   // the pipe on which the grader says "your turn"; -1 when run by hand
 
 void emit(const std::string& line)
 {
@@ -135,6 +143,9 @@ struct GradeListener : doctest::IReporter {
             output_ << "skipped: " << skip_reason() << "\n";
             std::printf("%s: SKIPPED: %s\n", name_.c_str(), skip_reason().c_str());
         }
+#ifndef WORKBOOK_CHECKER_WITHOUT_GPU
+        release_gpu();  // a measurement of this test may have kept the GPU from other checkers' tool runs
+#endif
         emit("{\"event\":\"end\",\"name\":" + json_quote(name_) +
              ",\"passed\":" + (stats.testCaseSuccess && !skipped ? "true" : "false") +
              ",\"skipped\":" + (skipped ? "true" : "false") +
@@ -236,6 +247,39 @@ void take_results_channel()
         ::close(key_fd);
         unsetenv("WORKBOOK_KEY_FD");
     }
+    if (const char* fd = std::getenv("WORKBOOK_GO_FD")) {
+        g_go_fd = std::atoi(fd);
+        unsetenv("WORKBOOK_GO_FD");
+    }
+#ifndef WORKBOOK_CHECKER_WITHOUT_GPU
+    // This process's alone: its tool runs run this program too, and must not wait for it.
+    if (const char* lock = std::getenv("WORKBOOK_GPU_LOCK")) {
+        set_gpu_lock_file(lock);
+        unsetenv("WORKBOOK_GPU_LOCK");
+        // The grader's clock for a test stops while it waits for other checkers' tool runs.
+        set_gpu_wait_reporter([](bool waiting) {
+            emit(std::string("{\"event\":\"gpu_wait\",\"waiting\":") + (waiting ? "true" : "false") + "}");
+        });
+    }
+#endif
+}
+
+// The grader grades the labs one after another, and starts the next lab's checker while this
+// one's tests run, so that its start (CUDA's, in this process and in the runners) and its early
+// compute-sanitizer and Nsight Compute runs are under way when its turn comes. Such a checker
+// waits here, before its first test, until the lab before it has ended; its tool runs keep off
+// that lab's measurements through the GPU lock (set_gpu_lock_file in common/timing.hpp).
+// A pipe closed without a byte means the grader no longer needs this run.
+void wait_for_turn()
+{
+    if (g_go_fd < 0) return;
+    char go = 0;
+    ssize_t n;
+    while ((n = ::read(g_go_fd, &go, 1)) < 0 && errno == EINTR) {
+    }
+    ::close(g_go_fd);
+    g_go_fd = -1;
+    if (n != 1) std::_Exit(0);
 }
 
 // The NAME of `--workbook-probe=NAME`, given when a tool runs this checker for one probe
@@ -307,14 +351,18 @@ std::optional<int> ready_the_gpu(int argc, char** argv)
         return 1;
     }
     std::fflush(stdout);
-    if (runs_every_test(argc, argv)) {
-        // CUDA starts one process at a time: the judge's own start goes before the tool runs'
-        // (a probe judge and a runner each), which would hold up the first test by up to a second.
-        cudaFree(nullptr);
-        cudaGetLastError();
-        start_tool_runs_early();
-    }
+    // CUDA starts one process at a time: the judge's own start goes before the tool runs'
+    // (a probe judge and a runner each), which would hold up the first test by up to a second.
+    cudaFree(nullptr);
+    cudaGetLastError();
     return std::nullopt;
+}
+
+// The compute-sanitizer and Nsight Compute runs that the tests will read, started early when
+// every test will run, so that they run while the first tests do.
+void start_tool_runs(int argc, char** argv)
+{
+    if (runs_every_test(argc, argv)) start_tool_runs_early();
 }
 
 // The end of the run, once every test has reported: the runners end, and the results channel
@@ -366,6 +414,8 @@ int main(int argc, char** argv)
 #endif
     if (needs_device)
         if (const std::optional<int> stop = workbook::ready_the_gpu(argc, argv)) return *stop;
+    if (needs_device) workbook::start_tool_runs(argc, argv);
+    if (!workbook::wants_only_information(argc, argv)) workbook::wait_for_turn();
     const int status = context.run();
     workbook::end_run();
     return status;

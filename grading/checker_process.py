@@ -25,15 +25,21 @@ from timeouts import TIMEOUT_FLOOR
 
 EXIT_NO_DEVICE = 77        # checker and grader: no usable GPU, nothing was graded
 EXIT_CONTEXT_LOST = 75     # checker: a sticky CUDA error; resume in a fresh process
+GPU_WAIT_LIMIT = 180       # seconds a test may wait for other checkers' tool runs (60 s each)
 
 
-def start_checker(cmd, env_extra, **popen_args):
-    """Starts a checker with a results pipe and a fresh signing key: (process, results fd, key)."""
+def start_checker(cmd, env_extra, go_fd=None, **popen_args):
+    """Starts a checker with a results pipe and a fresh signing key: (process, results fd, key).
+    With `go_fd` (the read end of a pipe), it waits for a byte there before its first test."""
     key = secrets.token_hex(32).encode()
     read_fd, write_fd = os.pipe()
     key_read, key_write = os.pipe()
     env = dict(os.environ, WORKBOOK_RESULTS_FD=str(write_fd), WORKBOOK_KEY_FD=str(key_read), **env_extra)
-    proc = subprocess.Popen(cmd, env=env, pass_fds=(write_fd, key_read), **popen_args)
+    passed = (write_fd, key_read)
+    if go_fd is not None:
+        env["WORKBOOK_GO_FD"] = str(go_fd)
+        passed += (go_fd,)
+    proc = subprocess.Popen(cmd, env=env, pass_fds=passed, **popen_args)
     os.close(write_fd)
     os.close(key_read)
     os.write(key_write, key)  # 64 bytes: fits in any pipe, never blocks
@@ -87,6 +93,7 @@ class CheckerRun:
         self.started = time.monotonic()    # when that test (or the process) started
         self.timed_out = False
         self.problem = ""                  # a lab-level problem it reported, e.g. no GPU
+        self.waiting_since = None          # when the test began waiting for the GPU, if it is
         self.returncode = None
 
     def record(self, event):
@@ -104,22 +111,86 @@ class CheckerRun:
             self.position, self.current, self.started = self.position + 1, None, time.monotonic()
         elif kind == "no_device":
             self.problem = str(event.get("message", "no CUDA device found"))
+        elif kind == "gpu_wait":
+            # The test waits for another checker's tool runs (started ahead, CheckersAhead in
+            # grade.py): that time is not the test's own, so its clock stops meanwhile.
+            if event.get("waiting") is True:
+                self.waiting_since = time.monotonic()
+            elif self.waiting_since is not None:
+                self.started += time.monotonic() - self.waiting_since
+                self.waiting_since = None
 
 
 EXITING = []  # checkers that reported every test and are still exiting (run_checker)
 
 
-def run_checker(binary, run, filters, env_extra, timeout_for, log, verbose):
-    """Starts the checker at run.position and reads its output and its signed events until it
-    exits, or kills it when the test it is in runs past its time."""
-    # doctest's own report (each failure again, raw) goes to a file and then into the log: the
-    # student sees each failure once, in the grader's block.
-    report = "%s.doctest-%d" % (log.name, run.position + 1)
-    cmd = [binary, "--first=%d" % (run.position + 1), *filters, "--out=" + report]
+def doctest_report(log_name, position):
+    """Where doctest's own report of a checker run from tests[position] goes (each failure
+    again, raw); then into the log, so that the student sees each failure once, in the
+    grader's block."""
+    return "%s.doctest-%d" % (log_name, position + 1)
+
+
+def checker_command(binary, position, filters, log_name):
+    """The command that runs a checker from tests[position] on."""
+    return [binary, "--first=%d" % (position + 1), *filters, "--out=" + doctest_report(log_name, position)]
+
+
+class HeldChecker:
+    """A lab's checker started before its turn. The grader grades the labs one after another;
+    started while the lab before it runs, the checker starts CUDA and its runners there, and
+    holds before anything else (wait_for_turn in checker_main.cpp) until its turn: go() lets it
+    run its tests, discard() stops it when its lab does not run it after all."""
+
+    def __init__(self, binary, filters, env_extra, log_name, tests):
+        self.tests = tests  # its lab's tests (list_tests of the reference), listed ahead too
+        self.cmd = checker_command(binary, 0, filters, log_name)
+        go_read, self.go_write = os.pipe()
+        self.proc, self.read_fd, self.key = start_checker(self.cmd, env_extra, go_fd=go_read,
+                                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                                          start_new_session=True)
+        os.close(go_read)
+        self.taken = False
+
+    def go(self):
+        """Its turn: the checker starts its tests. Returns (process, results fd, key)."""
+        self.taken = True
+        try:
+            os.write(self.go_write, b"g")
+        except OSError:
+            pass  # it has already exited: run_checker reads why
+        os.close(self.go_write)
+        return self.proc, self.read_fd, self.key
+
+    def discard(self):
+        """Stops the checker if its turn never came; nothing once go() was called."""
+        if self.taken:
+            return
+        self.taken = True
+        os.close(self.go_write)
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+        self.proc.stdout.close()
+        os.close(self.read_fd)
+
+
+def run_checker(binary, run, filters, env_extra, timeout_for, log, verbose, held=None):
+    """Starts the checker at run.position (or lets `held`, started ahead at the first test, go)
+    and reads its output and its signed events until it exits, or kills it when the test it is
+    in runs past its time."""
+    cmd = checker_command(binary, run.position, filters, log.name)
+    report = doctest_report(log.name, run.position)
     log.write("$ %s\n" % " ".join(cmd))
     log.flush()
-    proc, read_fd, signing_key = start_checker(cmd, env_extra, stdout=subprocess.PIPE,
-                                               stderr=subprocess.STDOUT, start_new_session=True)
+    if held is not None and held.cmd == cmd:
+        proc, read_fd, signing_key = held.go()
+        run.started = time.monotonic()
+    else:
+        proc, read_fd, signing_key = start_checker(cmd, env_extra, stdout=subprocess.PIPE,
+                                                   stderr=subprocess.STDOUT, start_new_session=True)
     events = os.fdopen(read_fd, "rb", buffering=0)
     try:
         follow_checker(proc, events, signing_key, run, timeout_for, log, verbose)
@@ -153,6 +224,9 @@ def follow_checker(proc, events, signing_key, run, timeout_for, log, verbose):
     while selector.get_map():
         # After the last test, the checker only has to exit: the floor is time enough.
         allowed = timeout_for(run.tests[run.position]) if run.position < len(run.tests) else TIMEOUT_FLOOR
+        if run.waiting_since is not None:
+            # Waiting for other checkers' tool runs, which end within GPU_WAIT_LIMIT.
+            allowed += min(time.monotonic() - run.waiting_since, GPU_WAIT_LIMIT)
         limit = allowed - (time.monotonic() - run.started)
         if limit <= 0:
             run.timed_out = True
@@ -214,18 +288,19 @@ def blame(run, allowed):
     return "the checker died during this test (%s): host code crashed." % describe_status(run.returncode)
 
 
-def run_tests(binary, tests, filters, env_extra, timeout, log, verbose, on_result):
+def run_tests(binary, tests, filters, env_extra, timeout, log, verbose, on_result, held=None):
     """Runs a checker over `tests` (its list, in run order), restarting it after any fault: the
     test it was in when it hung, crashed or exited fails, and the next process starts after it.
 
-    `timeout` is seconds per test, or a function giving a test's seconds. Returns a lab-level
+    `timeout` is seconds per test, or a function giving a test's seconds. `held` is this
+    checker started ahead (HeldChecker), which the first process is. Returns a lab-level
     problem string ("" if none), e.g. the no-GPU message.
     """
     timeout_for = timeout if callable(timeout) else (lambda test: timeout)
     position = 0                                  # index of the first test not yet finished
     while position < len(tests):
         run = CheckerRun(tests, position, on_result)
-        run_checker(binary, run, filters, env_extra, timeout_for, log, verbose)
+        run_checker(binary, run, filters, env_extra, timeout_for, log, verbose, held if position == 0 else None)
         position = run.position
         if run.problem or run.returncode == EXIT_NO_DEVICE:
             return run.problem or "no CUDA device found"

@@ -19,6 +19,10 @@ How a lab is graded:
      test, so a fault costs only the test it happened in.
   5. A test that never reported a result counts as failed. Nothing is reported as passed that
      did not run: with no GPU, every GPU test is reported as skipped and scores nothing.
+  6. The labs run one after another. Once a lab's checker has reported its first test, the next
+     lab's checker starts, with its early compute-sanitizer and Nsight Compute runs, and holds
+     before its own tests until its turn: its start costs no time of its own. A lock file kept
+     for the run (WORKBOOK_GPU_LOCK) keeps those tool runs off the running lab's measurements.
 
 Outputs, under <build>/grade/: results.json (Gradescope's format), junit.xml, and one log per lab
 with everything the checker printed.
@@ -47,11 +51,12 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 from building import (SOURCE_DIR, build, build_references, build_up_front, cmake_cache_value,
                       compiler_errors, configure, labs_dir_of, submission_options)
-from checker_process import EXIT_NO_DEVICE, list_tests, reap_checkers, run_tests
+from checker_process import EXIT_NO_DEVICE, HeldChecker, list_tests, reap_checkers, run_tests
 from device import probe_device
 from reports import write_reports
 from results import Lab
@@ -208,14 +213,59 @@ def checker_environment(seed, device):
 
 def grade_labs(labs, build_dir, trusted_build_dir, env_extra, device, args, out_dir):
     """Builds the checkers of every selected lab in one parallel build, then grades the labs one
-    after another, and waits for the checkers still exiting."""
+    after another, and waits for the checkers still exiting. Each lab's checker is started while
+    the lab before it runs (CheckersAhead), so that its start costs no time of its own."""
     filters = ["--test-case=" + args.test] if args.test else []
     suffix = "_solution" if args.solutions else "__" + args.variant if args.variant else ""
     built = not args.no_build and build_up_front(build_dir, trusted_build_dir, labs, suffix)
-    for lab in labs:
-        grade_lab(lab, build_dir, trusted_build_dir, "check_%s%s" % (lab.id, suffix), filters,
-                  env_extra, device, args, out_dir, built)
-    reap_checkers()
+    ahead_ok = bool(device.get("ok") and (built or args.no_build))
+    # The GPU lock (set_gpu_lock_file in common/timing.hpp) keeps a checker started ahead, and its
+    # tool runs, off the measurements of the lab that runs. Its folder is the grader's alone.
+    lock_dir = tempfile.mkdtemp(prefix="workbook-gpu-") if ahead_ok else None
+    if lock_dir:
+        env_extra = dict(env_extra, WORKBOOK_GPU_LOCK=os.path.join(lock_dir, "gpu.lock"))
+    ahead = CheckersAhead(build_dir, trusted_build_dir, suffix, filters, env_extra, out_dir, ahead_ok)
+    try:
+        for i, lab in enumerate(labs):
+            following = labs[i + 1] if i + 1 < len(labs) else None
+            grade_lab(lab, build_dir, trusted_build_dir, "check_%s%s" % (lab.id, suffix), filters,
+                      env_extra, device, args, out_dir, built, ahead.take(lab),
+                      lambda following=following: ahead.start(following))
+    finally:
+        ahead.discard_all()
+        reap_checkers()
+        if lock_dir:
+            shutil.rmtree(lock_dir, ignore_errors=True)
+
+
+class CheckersAhead:
+    """The next lab's checker, started (HeldChecker) and its tests listed while a lab runs, and
+    handed to grade_lab when that lab's turn comes. Only checkers already built are started
+    ahead (`enabled`: with a GPU, after the up-front build or with --no-build)."""
+
+    def __init__(self, build_dir, trusted_build_dir, suffix, filters, env_extra, log_dir, enabled):
+        self.build_dir, self.trusted_build_dir, self.suffix = build_dir, trusted_build_dir, suffix
+        self.filters, self.env_extra, self.log_dir, self.enabled = filters, env_extra, log_dir, enabled
+        self.held = {}  # lab id -> HeldChecker
+
+    def start(self, lab):
+        """Starts `lab`'s checker, holding (None: the last lab has no next one)."""
+        if not self.enabled or lab is None or lab.id in self.held:
+            return
+        binary = os.path.join(self.build_dir, "bin", "check_%s%s" % (lab.id, self.suffix))
+        if not os.path.exists(binary):
+            return
+        tests = list_tests(reference_checker(lab, self.trusted_build_dir, False), self.filters)
+        self.held[lab.id] = HeldChecker(binary, self.filters, self.env_extra,
+                                        os.path.join(self.log_dir, "%s.log" % lab.id), tests)
+
+    def take(self, lab):
+        return self.held.pop(lab.id, None)
+
+    def discard_all(self):
+        for held in self.held.values():
+            held.discard()
+        self.held.clear()
 
 
 def exit_status(labs, device, args):
@@ -239,8 +289,20 @@ def exit_status(labs, device, args):
 # One lab
 
 def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, device, args, log_dir,
-              built=False):
-    """Builds (unless `built` up front, or --no-build) and runs one lab's checker."""
+              built=False, held=None, start_next=None):
+    """Builds (unless `built` up front, or --no-build) and runs one lab's checker: `held` if it
+    was started ahead (it is stopped if this lab does not run it). Once the checker has reported
+    its first test, `start_next()` starts the next lab's."""
+    try:
+        grade_lab_with(lab, build_dir, trusted_build_dir, target, filters, env_extra, device, args,
+                       log_dir, built, held, start_next)
+    finally:
+        if held:
+            held.discard()
+
+
+def grade_lab_with(lab, build_dir, trusted_build_dir, target, filters, env_extra, device, args,
+                   log_dir, built, held, start_next):
     print("\nLab %s: %s" % (lab.number, lab.title))
     lab.log_path = os.path.join(log_dir, "%s.log" % lab.id)
     build_each = not args.no_build and not built
@@ -248,7 +310,7 @@ def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, dev
         trusted = reference_checker(lab, trusted_build_dir, build_each)
         # The tests and their points come from the reference solution's checker, never from the
         # student's build: student code cannot add tests or points.
-        lab.tests = list_tests(trusted, filters)
+        lab.tests = held.tests if held else list_tests(trusted, filters)
 
         student_file = os.path.join(labs_dir_of(build_dir), lab.dir, lab.source)
         if not args.no_build and not args.solutions and not args.variant and not os.path.exists(student_file):
@@ -269,7 +331,13 @@ def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, dev
             lab.not_started = not_started_sentence(student_file, "%s/%s" % (lab.dir, lab.source),
                                                    student_file if shown.startswith("..") else shown)
         printer = TestPrinter(args.verbose, quiet=bool(lab.not_started) and not args.verbose)
-        problem = run_tests(binary, lab.tests, filters, env_extra, timeout, log, args.verbose, printer)
+
+        def on_result(test):
+            printer(test)
+            if start_next and test is lab.tests[0]:
+                start_next()  # this checker's start is over: the next lab's may begin
+        problem = run_tests(binary, lab.tests, filters, env_extra, timeout, log, args.verbose, on_result,
+                            held)
         print_not_started(lab, args.verbose)
         if args.solutions and not problem and not filters:
             remember_reference_times(trusted_build_dir, lab, trusted, device)

@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import os
+import select
 import sys
 import tempfile
 import time
@@ -63,14 +64,14 @@ class GraderTest(unittest.TestCase):
         self.addCleanup(grade.reap_checkers)  # checkers that reported every test, still exiting
         self.tmp = tmp.name
 
-    def grade_fake(self, faults=(), timeout=30.0, binary=None, tests=None):
+    def grade_fake(self, faults=(), timeout=30.0, binary=None, tests=None, held=None):
         """Runs a checker (the fake one by default) through run_tests with the named faults
         switched on; returns (problem, {name: Test}) and keeps the log and the reports."""
         tests = grade.list_tests(FAKE, []) if tests is None else tests
         self.reported = []
         with open(os.path.join(self.tmp, "run.log"), "w+") as log:
             problem = grade.run_tests(binary or FAKE, tests, [], {f: "1" for f in faults},
-                                      timeout, log, False, self.reported.append)
+                                      timeout, log, False, self.reported.append, held)
             log.seek(0)
             self.log = log.read()
         return problem, {t.name: t for t in tests}
@@ -174,6 +175,84 @@ class FaultsCostOnlyTheirOwnTest(GraderTest):
         self.assertLess(time.monotonic() - started, 15.0)
         self.assertEqual(results["passes"].status, "failed")
         self.assertIn("timed out", results["passes"].output)
+
+
+class CheckersStartedAhead(GraderTest):
+    """The next lab's checker starts while a lab runs, and holds before its tests until its turn."""
+
+    def hold(self, faults=()):
+        return grade.HeldChecker(FAKE, [], {f: "1" for f in faults}, os.path.join(self.tmp, "run.log"),
+                                 grade.list_tests(FAKE, []))
+
+    def test_a_held_checker_runs_no_test_until_its_turn_and_then_all_of_them(self):
+        held = self.hold()
+        time.sleep(1.0)
+        self.assertIsNone(held.proc.poll(), "it waits for its turn")
+        self.assertEqual(select.select([held.read_fd], [], [], 0)[0], [], "and has reported nothing")
+        problem, results = self.grade_fake(held=held)
+        self.assertEqual(problem, "")
+        self.assert_only_fault_fails(results, None)
+        self.assertEqual(self.log.count("$ "), 1, "the held checker ran the tests; no second one started")
+
+    def test_a_held_checker_that_faults_is_started_again_after_the_fault(self):
+        problem, results = self.grade_fake(["FAKE_CRASH"], held=self.hold(["FAKE_CRASH"]))
+        self.assert_only_fault_fails(results, "crashes when FAKE_CRASH is set")
+        self.assertIn("--first=%d" % (NAMES.index("crashes when FAKE_CRASH is set") + 2), self.log)
+
+    def test_a_held_checker_whose_turn_never_comes_is_stopped(self):
+        held = self.hold()
+        held.discard()
+        self.assertIsNotNone(held.proc.poll())
+        self.assertEqual(processes_of(FAKE), [])
+
+    def test_a_held_checker_ends_by_itself_when_the_grader_closes_its_pipe(self):
+        held = self.hold()
+        os.close(held.go_write)
+        held.taken = True
+        self.assertEqual(held.proc.wait(timeout=10), 0)
+        with os.fdopen(held.read_fd, "rb") as events:
+            self.assertEqual(events.read(), b"", "it ran no test")
+        held.proc.stdout.close()
+
+    def test_a_test_waiting_for_another_checkers_tool_runs_is_not_timed_out_meanwhile(self):
+        # A signed stand-in checker whose one test waits 3 s for the GPU lock, then ends.
+        waits = self.script(
+            "import hmac, hashlib, json\n"
+            "key = os.read(int(os.environ['WORKBOOK_KEY_FD']), 64)\n"
+            "def send(event):\n"
+            "    body = json.dumps(event).encode()\n"
+            "    results.write(body.decode() + '\\t' + hmac.new(key, body, hashlib.sha256).hexdigest() + '\\n')\n"
+            "send({'event': 'start', 'name': 'passes'})\n"
+            "send({'event': 'gpu_wait', 'waiting': True}); time.sleep(3)\n"
+            "send({'event': 'gpu_wait', 'waiting': False}); time.sleep(0.5)\n"
+            "send({'event': 'end', 'name': 'passes', 'passed': True, 'skipped': False, 'seconds': 3.5})\n")
+        _, results = self.grade_fake(timeout=2.0, binary=waits, tests=[grade.Test("passes", 2)])
+        self.assertEqual(results["passes"].status, "passed", results["passes"].output)
+
+    def test_grade_labs_starts_each_lab_once_the_one_before_it_has_begun(self):
+        bin_dir = os.path.join(self.tmp, "build", "bin")
+        os.makedirs(bin_dir)
+        for lab in ("01_fake", "02_fake"):
+            for suffix in ("_solution", ""):
+                os.symlink(FAKE, os.path.join(bin_dir, "check_%s%s" % (lab, suffix)))
+        labs = [grade.Lab("01_fake", "fake.cu"), grade.Lab("02_fake", "fake.cu")]
+        args = argparse.Namespace(no_build=True, timeout=5.0, verbose=False, test=None, solutions=True,
+                                  variant=None)
+        started = []
+        real = grade.HeldChecker
+        grade.HeldChecker = lambda *a: started.append(a[0]) or real(*a)
+        self.addCleanup(setattr, grade, "HeldChecker", real)
+        with contextlib.redirect_stdout(io.StringIO()):
+            grade.grade_labs(labs, os.path.dirname(bin_dir), os.path.dirname(bin_dir), {},
+                             {"ok": True}, args, self.tmp)
+        self.assertEqual(started, [os.path.join(bin_dir, "check_02_fake_solution")],
+                         "the second lab's checker was started ahead, the first one's was not")
+        for lab in labs:
+            self.assertEqual([t.status for t in lab.tests],
+                             ["failed" if t.name in FAIL_ALWAYS else "passed" for t in lab.tests], lab.id)
+        with open(os.path.join(self.tmp, "02_fake.log")) as f:
+            self.assertEqual(f.read().count("$ "), 1)
+        self.assertEqual(processes_of(FAKE), [])
 
 
 class UnreportedTestsNeverPass(GraderTest):
