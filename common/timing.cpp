@@ -4,12 +4,7 @@
 #include "check.hpp"
 #include "device.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <numeric>
 #include <utility>
@@ -67,65 +62,9 @@ std::function<CallTime()>& call_clock()
 
 void set_call_clock(std::function<CallTime()> clock) { call_clock() = std::move(clock); }
 
-namespace {
-std::string& gpu_lock_file()
-{
-    static std::string path;
-    return path;
-}
-int g_gpu_alone_fd = -1;  // the lock held alone by have_gpu_alone until release_gpu
-
-// The lock file opened, and locked with `how` (LOCK_EX or LOCK_SH, maybe with LOCK_NB); -1 with
-// no lock file, or when LOCK_NB found it taken.
-int lock_gpu(int how)
-{
-    if (gpu_lock_file().empty()) return -1;
-    const int fd = ::open(gpu_lock_file().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) return -1;
-    int locked;
-    while ((locked = ::flock(fd, how)) != 0 && errno == EINTR) {
-    }
-    if (locked != 0 && (how & LOCK_NB)) {
-        ::close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-std::function<void(bool)>& gpu_wait_reporter()
-{
-    static std::function<void(bool)> report;
-    return report;
-}
-}  // namespace
-
-void set_gpu_lock_file(const std::string& path) { gpu_lock_file() = path; }
-
-void set_gpu_wait_reporter(std::function<void(bool waiting)> report) { gpu_wait_reporter() = std::move(report); }
-
 void have_gpu_alone()
 {
     for (const auto& wait : background_gpu_work()) wait();
-    if (g_gpu_alone_fd >= 0) return;
-    g_gpu_alone_fd = lock_gpu(LOCK_EX | LOCK_NB);
-    if (g_gpu_alone_fd >= 0 || gpu_lock_file().empty()) return;
-    // Another checker's tool runs have the GPU: at most a minute each (tool_run.cpp).
-    if (gpu_wait_reporter()) gpu_wait_reporter()(true);
-    g_gpu_alone_fd = lock_gpu(LOCK_EX);
-    if (gpu_wait_reporter()) gpu_wait_reporter()(false);
-}
-
-void release_gpu()
-{
-    if (g_gpu_alone_fd >= 0) ::close(g_gpu_alone_fd);
-    g_gpu_alone_fd = -1;
-}
-
-GpuBackgroundUse::GpuBackgroundUse() : fd_(lock_gpu(LOCK_SH)) {}
-
-GpuBackgroundUse::~GpuBackgroundUse()
-{
-    if (fd_ >= 0) ::close(fd_);
 }
 
 Timing time_gpu(const std::function<void()>& launch, const TimingOptions& options)

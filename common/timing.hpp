@@ -61,40 +61,9 @@ void add_background_gpu_work(std::function<void()> wait_until_done);
 
 /// \brief Waits until no background work (add_background_gpu_work) is using the GPU, so that a
 /// measurement has it to itself: time_gpu calls it, and so does a test that lets student code
-/// time the GPU. With a GPU lock file (set_gpu_lock_file), it also waits for every other
-/// process's background work and keeps the GPU to itself until release_gpu().
+/// time the GPU.
 /// \snippet tests/check_06_thread_sweep.cpp gpu alone
 void have_gpu_alone();
-
-/// \brief Names the lock file (flock) by which the checkers of one grading run share the GPU:
-/// a measurement holds it alone (have_gpu_alone), background work of any of them holds it
-/// together (GpuBackgroundUse). The grader starts the next lab's checker, and its tool runs,
-/// while a lab runs: this keeps them off that lab's measurements. No file: no lock.
-/// \param path the lock file, created if missing
-void set_gpu_lock_file(const std::string& path);
-
-/// \brief Lets other processes' background work use the GPU again after have_gpu_alone (the
-/// checker calls it at the end of each test).
-void release_gpu();
-
-/// \brief Told when have_gpu_alone starts waiting for another process's background work
-/// (true) and when that wait is over (false): the checker tells the grader, whose clock for
-/// the test stops meanwhile.
-/// \param report what to call
-void set_gpu_wait_reporter(std::function<void(bool waiting)> report);
-
-/// \brief Held by background GPU work (a tool run) for as long as it runs: it waits while
-/// another process measures, and a measurement waits for it (set_gpu_lock_file).
-class GpuBackgroundUse {
-public:
-    GpuBackgroundUse();
-    ~GpuBackgroundUse();
-    GpuBackgroundUse(const GpuBackgroundUse&) = delete;
-    GpuBackgroundUse& operator=(const GpuBackgroundUse&) = delete;
-
-private:
-    int fd_ = -1;
-};
 
 /// \brief What a timed run's calls into another process took (a checker's calls of the
 /// student's code, which runs in a process of its own: grading/remote.hpp).

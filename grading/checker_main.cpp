@@ -9,9 +9,6 @@
 //   {"event":"context_lost","name":...}                                 a sticky CUDA error; the
 //                                                                       process exits with 75
 //   {"event":"no_device","message":"..."}                               the process exits with 77
-//   {"event":"gpu_wait","waiting":B}                                    a test waits (true) for
-//                                                                       another checker's tool
-//                                                                       runs, or no longer (false)
 //   {"event":"done"}                                                    all selected tests ran
 // A checker the grader starts ahead of its turn (WORKBOOK_GO_FD, see wait_for_turn) readies the
 // GPU and its runners, then waits for one byte on that pipe before it starts anything else.
@@ -30,7 +27,6 @@
 #include "common/check.hpp"
 #include "common/device.hpp"
 #include "common/random.hpp"
-#include "common/timing.hpp"
 
 #include <cuda_runtime.h>
 #include <unistd.h>
@@ -143,9 +139,6 @@ struct GradeListener : doctest::IReporter {
             output_ << "skipped: " << skip_reason() << "\n";
             std::printf("%s: SKIPPED: %s\n", name_.c_str(), skip_reason().c_str());
         }
-#ifndef WORKBOOK_CHECKER_WITHOUT_GPU
-        release_gpu();  // a measurement of this test may have kept the GPU from other checkers' tool runs
-#endif
         emit("{\"event\":\"end\",\"name\":" + json_quote(name_) +
              ",\"passed\":" + (stats.testCaseSuccess && !skipped ? "true" : "false") +
              ",\"skipped\":" + (skipped ? "true" : "false") +
@@ -251,24 +244,13 @@ void take_results_channel()
         g_go_fd = std::atoi(fd);
         unsetenv("WORKBOOK_GO_FD");
     }
-#ifndef WORKBOOK_CHECKER_WITHOUT_GPU
-    // This process's alone: its tool runs run this program too, and must not wait for it.
-    if (const char* lock = std::getenv("WORKBOOK_GPU_LOCK")) {
-        set_gpu_lock_file(lock);
-        unsetenv("WORKBOOK_GPU_LOCK");
-        // The grader's clock for a test stops while it waits for other checkers' tool runs.
-        set_gpu_wait_reporter([](bool waiting) {
-            emit(std::string("{\"event\":\"gpu_wait\",\"waiting\":") + (waiting ? "true" : "false") + "}");
-        });
-    }
-#endif
 }
 
 // The grader grades the labs one after another, and starts the next lab's checker while this
-// one's tests run, so that its start (CUDA's, in this process and in the runners) and its early
-// compute-sanitizer and Nsight Compute runs are under way when its turn comes. Such a checker
-// waits here, before its first test, until the lab before it has ended; its tool runs keep off
-// that lab's measurements through the GPU lock (set_gpu_lock_file in common/timing.hpp).
+// one's tests run, so that its start (CUDA's, in this process and in the runners) is over when
+// its turn comes. Such a checker waits here, its GPU ready and nothing else started: its early
+// compute-sanitizer and Nsight Compute runs, and its tests, wait for the lab before it to end,
+// so that nothing of this checker shares the GPU with that lab's measurements.
 // A pipe closed without a byte means the grader no longer needs this run.
 void wait_for_turn()
 {
@@ -414,8 +396,8 @@ int main(int argc, char** argv)
 #endif
     if (needs_device)
         if (const std::optional<int> stop = workbook::ready_the_gpu(argc, argv)) return *stop;
-    if (needs_device) workbook::start_tool_runs(argc, argv);
     if (!workbook::wants_only_information(argc, argv)) workbook::wait_for_turn();
+    if (needs_device) workbook::start_tool_runs(argc, argv);
     const int status = context.run();
     workbook::end_run();
     return status;

@@ -25,7 +25,6 @@ from timeouts import TIMEOUT_FLOOR
 
 EXIT_NO_DEVICE = 77        # checker and grader: no usable GPU, nothing was graded
 EXIT_CONTEXT_LOST = 75     # checker: a sticky CUDA error; resume in a fresh process
-GPU_WAIT_LIMIT = 180       # seconds a test may wait for other checkers' tool runs (60 s each)
 
 
 def start_checker(cmd, env_extra, go_fd=None, **popen_args):
@@ -93,7 +92,6 @@ class CheckerRun:
         self.started = time.monotonic()    # when that test (or the process) started
         self.timed_out = False
         self.problem = ""                  # a lab-level problem it reported, e.g. no GPU
-        self.waiting_since = None          # when the test began waiting for the GPU, if it is
         self.returncode = None
 
     def record(self, event):
@@ -111,14 +109,6 @@ class CheckerRun:
             self.position, self.current, self.started = self.position + 1, None, time.monotonic()
         elif kind == "no_device":
             self.problem = str(event.get("message", "no CUDA device found"))
-        elif kind == "gpu_wait":
-            # The test waits for another checker's tool runs (started ahead, CheckersAhead in
-            # grade.py): that time is not the test's own, so its clock stops meanwhile.
-            if event.get("waiting") is True:
-                self.waiting_since = time.monotonic()
-            elif self.waiting_since is not None:
-                self.started += time.monotonic() - self.waiting_since
-                self.waiting_since = None
 
 
 EXITING = []  # checkers that reported every test and are still exiting (run_checker)
@@ -224,9 +214,6 @@ def follow_checker(proc, events, signing_key, run, timeout_for, log, verbose):
     while selector.get_map():
         # After the last test, the checker only has to exit: the floor is time enough.
         allowed = timeout_for(run.tests[run.position]) if run.position < len(run.tests) else TIMEOUT_FLOOR
-        if run.waiting_since is not None:
-            # Waiting for other checkers' tool runs, which end within GPU_WAIT_LIMIT.
-            allowed += min(time.monotonic() - run.waiting_since, GPU_WAIT_LIMIT)
         limit = allowed - (time.monotonic() - run.started)
         if limit <= 0:
             run.timed_out = True

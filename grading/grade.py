@@ -20,9 +20,8 @@ How a lab is graded:
   5. A test that never reported a result counts as failed. Nothing is reported as passed that
      did not run: with no GPU, every GPU test is reported as skipped and scores nothing.
   6. The labs run one after another. Once a lab's checker has reported its first test, the next
-     lab's checker starts, with its early compute-sanitizer and Nsight Compute runs, and holds
-     before its own tests until its turn: its start costs no time of its own. A lock file kept
-     for the run (WORKBOOK_GPU_LOCK) keeps those tool runs off the running lab's measurements.
+     lab's checker starts and holds before its own tests (and before its compute-sanitizer and
+     Nsight Compute runs) until its turn: its start, CUDA's above all, costs no time of its own.
 
 Outputs, under <build>/grade/: results.json (Gradescope's format), junit.xml, and one log per lab
 with everything the checker printed.
@@ -51,7 +50,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 from building import (SOURCE_DIR, build, build_references, build_up_front, cmake_cache_value,
@@ -218,13 +216,8 @@ def grade_labs(labs, build_dir, trusted_build_dir, env_extra, device, args, out_
     filters = ["--test-case=" + args.test] if args.test else []
     suffix = "_solution" if args.solutions else "__" + args.variant if args.variant else ""
     built = not args.no_build and build_up_front(build_dir, trusted_build_dir, labs, suffix)
-    ahead_ok = bool(device.get("ok") and (built or args.no_build))
-    # The GPU lock (set_gpu_lock_file in common/timing.hpp) keeps a checker started ahead, and its
-    # tool runs, off the measurements of the lab that runs. Its folder is the grader's alone.
-    lock_dir = tempfile.mkdtemp(prefix="workbook-gpu-") if ahead_ok else None
-    if lock_dir:
-        env_extra = dict(env_extra, WORKBOOK_GPU_LOCK=os.path.join(lock_dir, "gpu.lock"))
-    ahead = CheckersAhead(build_dir, trusted_build_dir, suffix, filters, env_extra, out_dir, ahead_ok)
+    ahead = CheckersAhead(build_dir, trusted_build_dir, suffix, filters, env_extra, out_dir,
+                          device.get("ok") and (built or args.no_build))
     try:
         for i, lab in enumerate(labs):
             following = labs[i + 1] if i + 1 < len(labs) else None
@@ -234,8 +227,6 @@ def grade_labs(labs, build_dir, trusted_build_dir, env_extra, device, args, out_
     finally:
         ahead.discard_all()
         reap_checkers()
-        if lock_dir:
-            shutil.rmtree(lock_dir, ignore_errors=True)
 
 
 class CheckersAhead:

@@ -4,7 +4,6 @@
 #include "tools.hpp"
 #include "ncu.hpp"
 #include "tool_run.hpp"
-#include "common/timing.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -147,10 +146,8 @@ bool read_counters_early(const std::string& probe, const std::string& kernel_reg
 std::vector<std::function<void()>> start_counter_readings_early()
 {
     for (const CounterRequest& request : early_counter_requests())
-        early_counters()[request] = std::async(std::launch::async, [request] {
-                                                   const GpuBackgroundUse on_the_gpu;
-                                                   return run_ncu(request.probe, request.kernel_regex, request.metrics);
-                                               }).share();
+        early_counters()[request] = std::async(std::launch::async, run_ncu, request.probe, request.kernel_regex,
+                                               request.metrics).share();
     std::vector<std::function<void()>> waits;
     for (const auto& [key, reading] : early_counters()) waits.push_back([reading = reading] { reading.wait(); });
     return waits;

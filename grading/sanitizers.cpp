@@ -3,7 +3,6 @@
 // first tests.
 #include "tools.hpp"
 #include "tool_run.hpp"
-#include "common/timing.hpp"
 
 #include <future>
 #include <sstream>
@@ -74,10 +73,7 @@ std::vector<std::function<void()>> start_sanitizer_runs_early(int timeout_s)
 {
     for (const auto& [name, probe] : probes())
         for (const std::string& tool : probe.sanitizer_tools)
-            early_runs()[{tool, name}] = std::async(std::launch::async, [tool = tool, name = name, timeout_s] {
-                                             const GpuBackgroundUse on_the_gpu;
-                                             return run_sanitizer(tool, name, timeout_s);
-                                         }).share();
+            early_runs()[{tool, name}] = std::async(std::launch::async, run_sanitizer, tool, name, timeout_s).share();
     std::vector<std::function<void()>> waits;
     for (const auto& [key, run] : early_runs()) waits.push_back([run = run] { run.wait(); });
     return waits;

@@ -9,12 +9,6 @@
 #include "common/compare.hpp"
 #include "common/random.hpp"
 #include "common/stats.hpp"
-#include "common/timing.hpp"
-
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
 
 #include <cmath>
 #include <cstdint>
@@ -393,52 +387,4 @@ TEST_CASE("host: time_host measures a short loop and leaves a long one out, with
     const HostTiming tiny = time_host(10, 1, [](int) {}, quick);
     CHECK(tiny.measured);
     CHECK_MESSAGE(tiny.ms.median < 5.0, "an empty loop measured " << tiny.ms.median << " ms: the watcher's poll?");
-}
-
-TEST_CASE("gpu lock: a measurement waits for another process's background work, and then keeps it off")
-{
-    char dir[] = "/tmp/workbook-lock-test-XXXXXX";
-    REQUIRE(mkdtemp(dir) != nullptr);
-    const std::string path = std::string(dir) + "/gpu.lock";
-    set_gpu_lock_file(path);
-    int ready[2], alone[2];
-    REQUIRE(pipe(ready) == 0);
-    REQUIRE(pipe(alone) == 0);
-    char byte = 0;
-
-    // Another checker's tool run holds the GPU in the background for 0.5 s.
-    const pid_t tool_run = fork();
-    REQUIRE(tool_run >= 0);
-    if (tool_run == 0) {
-        const GpuBackgroundUse on_the_gpu;
-        (void)!write(ready[1], "r", 1);
-        usleep(500 * 1000);
-        _exit(0);
-    }
-    // A second one asks for the GPU while this process holds it alone (forked before it takes
-    // the lock, so as not to share it), and must wait until release_gpu.
-    const pid_t later_run = fork();
-    REQUIRE(later_run >= 0);
-    if (later_run == 0) {
-        if (read(alone[0], &byte, 1) != 1) _exit(2);
-        const auto asked = std::chrono::steady_clock::now();
-        const GpuBackgroundUse on_the_gpu;
-        _exit(std::chrono::steady_clock::now() - asked >= std::chrono::milliseconds(300) ? 0 : 1);
-    }
-
-    REQUIRE(read(ready[0], &byte, 1) == 1);
-    const auto started = std::chrono::steady_clock::now();
-    have_gpu_alone();
-    CHECK(std::chrono::steady_clock::now() - started >= std::chrono::milliseconds(300));
-    REQUIRE(write(alone[1], "a", 1) == 1);
-    usleep(500 * 1000);
-    release_gpu();
-    int status = 0;
-    waitpid(tool_run, &status, 0);
-    waitpid(later_run, &status, 0);
-    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
-    for (int fd : {ready[0], ready[1], alone[0], alone[1]}) close(fd);
-    set_gpu_lock_file("");
-    unlink(path.c_str());
-    rmdir(dir);
 }
