@@ -57,7 +57,7 @@ def build_checkers_command(build_dir, labs, suffix="", jobs=None):
     if suffix in ("", "_solution") and sorted(lab.id for lab in labs) == every_lab:
         targets = ["check_all" + suffix]
     else:
-        targets = ["check_%s%s" % (lab.id, suffix) for lab in labs]
+        targets = [checker_target(lab, suffix) for lab in labs]
     jobs = jobs or len(os.sched_getaffinity(0))
     keep_going = ["-k", "0"] if "Ninja" in cmake_cache_value(build_dir, "CMAKE_GENERATOR") else ["-k"]
     return ["cmake", "--build", build_dir, "--parallel", str(jobs), "--target", *targets, "--", *keep_going]
@@ -75,6 +75,12 @@ def build_references(trusted_build_dir):
     if r.returncode != 0:
         sys.exit("\nthe reference checkers do not build:\n" + compiler_errors(r.stdout))
     print("done (%.0f s)" % (time.monotonic() - started), flush=True)
+
+
+def checker_target(lab, suffix):
+    """A lab's checker: check_NN_name, then _solution (the reference) or __variant (a buggy
+    variant) when one of those is built."""
+    return "check_%s%s" % (lab.id, suffix)
 
 
 def build_up_front(build_dir, trusted_build_dir, labs, suffix):

@@ -52,8 +52,8 @@ import subprocess
 import sys
 import time
 
-from building import (SOURCE_DIR, build, build_references, build_up_front, cmake_cache_value,
-                      compiler_errors, configure, labs_dir_of, submission_options)
+from building import (SOURCE_DIR, build, build_references, build_up_front, checker_target,
+                      cmake_cache_value, compiler_errors, configure, labs_dir_of, submission_options)
 from checker_process import EXIT_NO_DEVICE, HeldChecker, list_tests, reap_checkers, run_tests
 from device import probe_device
 from reports import write_reports
@@ -221,18 +221,25 @@ def grade_labs(labs, build_dir, trusted_build_dir, env_extra, device, args, out_
     try:
         for i, lab in enumerate(labs):
             following = labs[i + 1] if i + 1 < len(labs) else None
-            grade_lab(lab, build_dir, trusted_build_dir, "check_%s%s" % (lab.id, suffix), filters,
-                      env_extra, device, args, out_dir, built, ahead.take(lab),
+            grade_lab(lab, build_dir, trusted_build_dir, checker_target(lab, suffix), filters,
+                      env_extra, device, args, out_dir, built, ahead.held.get(lab.id),
                       lambda following=following: ahead.start(following))
+            ahead.discard(lab)  # its checker, if grade_lab did not run it
     finally:
         ahead.discard_all()
         reap_checkers()
 
 
+def lab_log_path(log_dir, lab):
+    """Where the lab's log goes: everything its checker printed."""
+    return os.path.join(log_dir, "%s.log" % lab.id)
+
+
 class CheckersAhead:
     """The next lab's checker, started (HeldChecker) and its tests listed while a lab runs, and
     handed to grade_lab when that lab's turn comes. Only checkers already built are started
-    ahead (`enabled`: with a GPU, after the up-front build or with --no-build)."""
+    ahead (`enabled`: with a GPU, after the up-front build or with --no-build). A checker not
+    run by its lab is stopped (discard)."""
 
     def __init__(self, build_dir, trusted_build_dir, suffix, filters, env_extra, log_dir, enabled):
         self.build_dir, self.trusted_build_dir, self.suffix = build_dir, trusted_build_dir, suffix
@@ -243,15 +250,17 @@ class CheckersAhead:
         """Starts `lab`'s checker, holding (None: the last lab has no next one)."""
         if not self.enabled or lab is None or lab.id in self.held:
             return
-        binary = os.path.join(self.build_dir, "bin", "check_%s%s" % (lab.id, self.suffix))
+        binary = os.path.join(self.build_dir, "bin", checker_target(lab, self.suffix))
         if not os.path.exists(binary):
             return
         tests = list_tests(reference_checker(lab, self.trusted_build_dir, False), self.filters)
         self.held[lab.id] = HeldChecker(binary, self.filters, self.env_extra,
-                                        os.path.join(self.log_dir, "%s.log" % lab.id), tests)
+                                        lab_log_path(self.log_dir, lab), tests)
 
-    def take(self, lab):
-        return self.held.pop(lab.id, None)
+    def discard(self, lab):
+        held = self.held.pop(lab.id, None)
+        if held:
+            held.discard()
 
     def discard_all(self):
         for held in self.held.values():
@@ -282,20 +291,10 @@ def exit_status(labs, device, args):
 def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, device, args, log_dir,
               built=False, held=None, start_next=None):
     """Builds (unless `built` up front, or --no-build) and runs one lab's checker: `held` if it
-    was started ahead (it is stopped if this lab does not run it). Once the checker has reported
-    its first test, `start_next()` starts the next lab's."""
-    try:
-        grade_lab_with(lab, build_dir, trusted_build_dir, target, filters, env_extra, device, args,
-                       log_dir, built, held, start_next)
-    finally:
-        if held:
-            held.discard()
-
-
-def grade_lab_with(lab, build_dir, trusted_build_dir, target, filters, env_extra, device, args,
-                   log_dir, built, held, start_next):
+    was started ahead (HeldChecker; its caller stops it if this lab does not run it). Once the
+    checker has reported its first test, `start_next()` starts the next lab's."""
     print("\nLab %s: %s" % (lab.number, lab.title))
-    lab.log_path = os.path.join(log_dir, "%s.log" % lab.id)
+    lab.log_path = lab_log_path(log_dir, lab)
     build_each = not args.no_build and not built
     with open(lab.log_path, "w") as log:
         trusted = reference_checker(lab, trusted_build_dir, build_each)
@@ -340,11 +339,11 @@ def reference_checker(lab, trusted_build_dir, build_it):
     """The lab's checker built with the reference solution (built now if `build_it`). A reference
     that does not build is the workbook's fault, not the student's: grading stops."""
     if build_it:
-        ok, output = build(trusted_build_dir, "check_%s_solution" % lab.id)
+        ok, output = build(trusted_build_dir, checker_target(lab, "_solution"))
         if not ok:
             sys.exit("the reference checker of lab %s does not build:\n%s"
                      % (lab.id, compiler_errors(output)))
-    return os.path.join(trusted_build_dir, "bin", "check_%s_solution" % lab.id)
+    return os.path.join(trusted_build_dir, "bin", checker_target(lab, "_solution"))
 
 
 def build_lab_checker(lab, build_dir, target, log):

@@ -237,7 +237,7 @@ def reference_tests(build_dir, labs):
     say("        built the reference checkers (%.0f s)" % (time.monotonic() - t0))
     tests_by_name = {}
     for lab in labs:
-        lab.tests = grade.list_tests(os.path.join(build_dir, "bin", "check_%s_solution" % lab.id), [])
+        lab.tests = grade.list_tests(grade.reference_checker(lab, build_dir, False), [])
         for test in lab.tests:
             tests_by_name["lab %s %s: %s" % (lab.number, lab.title, test.name)] = (lab, test)
     return tests_by_name
