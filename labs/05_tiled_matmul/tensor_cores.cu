@@ -6,8 +6,8 @@
 // one warp-wide instruction, mma.sync m16n8k8, multiplies a 16 x 8 piece of A by an 8 x 8 piece
 // of B and adds the 16 x 8 result to the accumulators: 1024 multiply-adds in one instruction.
 //   1. TF32 inputs, FP32 sums. The tensor cores read A and B as TF32: a float with 10 bits of
-//      mantissa instead of 23. The kernel rounds each value to the nearest TF32 (cvt.rna) on its
-//      way from shared memory to the registers of the mma, and sums in FP32 as before.
+//      mantissa instead of 23. The kernel rounds each value to the nearest TF32 (cvt) on its way
+//      from shared memory to the registers of the mma, and sums in FP32 as before.
 //   2. Fragments. An mma takes its operands from registers spread over the 32 lanes in a fixed
 //      pattern (drawn above the kernel). Each warp owns a 64 x 64 patch of C: 4 x 8 = 32 tiles
 //      of 16 x 8, whose 4096 sums take 128 registers a lane (32 x 32 with the small tiles).
@@ -30,14 +30,16 @@ constexpr int B_PAD = 8;  // and of B's slice; see the kernel for why 4 and 8
 
 // ---- One PTX instruction each. --------------------------------------------------------------
 
-// x rounded to the nearest TF32, ties away from zero ("rna"): a float whose low 13 mantissa bits
-// are 0. The mma would simply ignore those bits, which truncates; rounding halves the error.
+// x rounded to the nearest TF32: a float whose low 13 mantissa bits are 0. The mma would simply
+// ignore those bits, which truncates; rounding halves the error.
 __device__ __forceinline__ uint32_t to_tf32(float x)
 {
     uint32_t rounded = 0;
     // TODO 1: one inline-asm statement, asm("..." : outputs : inputs), with the PTX instruction
     //         cvt.rna.tf32.f32 %0, %1;  Its output %0 is "=r"(rounded) (a 32-bit register), its
-    //         input %1 is "f"(x) (a float register).
+    //         input %1 is "f"(x) (a float register). cvt.rna (ties away from zero) works from
+    //         sm_80 on; on sm_90 and later, cvt.rn.tf32.f32 (ties to even) is one instruction
+    //         where cvt.rna is three: `#if __CUDA_ARCH__ >= 900` chooses (see the walkthrough).
     (void)x;
     return rounded;
 }
