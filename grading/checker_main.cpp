@@ -29,6 +29,7 @@
 #include "common/random.hpp"
 
 #include <cuda_runtime.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -248,10 +249,13 @@ void take_results_channel()
 
 // The grader grades the labs one after another, and starts the next lab's checker while this
 // one's tests run, so that its start (CUDA's, in this process and in the runners) is over when
-// its turn comes. Such a checker waits here, its GPU ready and nothing else started: its early
-// compute-sanitizer and Nsight Compute runs, and its tests, wait for the lab before it to end,
-// so that nothing of this checker shares the GPU with that lab's measurements.
+// its turn comes. Such a checker waits here, its GPU ready. Its early compute-sanitizer and
+// Nsight Compute runs have started too, but each waits at a gate before its probe touches the
+// GPU (tool_runs_behind_gate); its tests wait here. So nothing of this checker shares the GPU
+// with the measurements of the lab before it.
 // A pipe closed without a byte means the grader no longer needs this run.
+bool held_for_turn() { return g_go_fd >= 0; }
+
 void wait_for_turn()
 {
     if (g_go_fd < 0) return;
@@ -288,6 +292,9 @@ int run_probe_alone(const std::string& probe)
         std::fprintf(stderr, "%s\nThe probe was not run.\n", device.message.c_str());
         return exit_no_device;
     }
+    // A run started by a checker held for its turn waits here, its tool, CUDA and runner started.
+    constexpr int exit_not_needed = 3;  // the gate closed without opening: the checker is gone
+    if (!pass_probe_gate()) return exit_not_needed;
     try {
         //! [run probe]
         if (!run_probe(probe)) {
@@ -347,6 +354,32 @@ void start_tool_runs(int argc, char** argv)
     if (runs_every_test(argc, argv)) start_tool_runs_early();
 }
 
+// A checker held for its turn starts those runs before it waits, behind a gate: a pipe whose read
+// end each run inherits and reads one byte from once its tool, CUDA and runner have started
+// (pass_probe_gate). Their start, up to a second a run, then overlaps the lab before; their
+// work on the GPU waits, as this checker's tests do. Returns the write end, or -1 when no run
+// started. The read end stays open in this process for as long as it runs, so that no later
+// file takes its number while a run may still read it.
+int start_tool_runs_behind_gate(int argc, char** argv)
+{
+    int ends[2];
+    if (!runs_every_test(argc, argv) || ::pipe2(ends, O_CLOEXEC) != 0) return -1;
+    ::fcntl(ends[0], F_SETFD, 0);  // the runs inherit the read end; the write end stays here
+    start_tool_runs_early(ends[0]);
+    return ends[1];
+}
+
+// Opens the gate: one byte for each run (more than any checker starts), then the end of the pipe.
+void open_gate(int gate)
+{
+    if (gate < 0) return;
+    const std::string bytes(256, 'g');
+    ssize_t written;
+    while ((written = ::write(gate, bytes.data(), bytes.size())) < 0 && errno == EINTR) {
+    }
+    ::close(gate);
+}
+
 // The end of the run, once every test has reported: the runners end, and the results channel
 // closes.
 void end_run()
@@ -396,8 +429,13 @@ int main(int argc, char** argv)
 #endif
     if (needs_device)
         if (const std::optional<int> stop = workbook::ready_the_gpu(argc, argv)) return *stop;
-    if (!workbook::wants_only_information(argc, argv)) workbook::wait_for_turn();
-    if (needs_device) workbook::start_tool_runs(argc, argv);
+    if (!workbook::wants_only_information(argc, argv)) {
+        const bool held = workbook::held_for_turn();
+        const int gate = held && needs_device ? workbook::start_tool_runs_behind_gate(argc, argv) : -1;
+        workbook::wait_for_turn();
+        workbook::open_gate(gate);
+        if (needs_device && !held) workbook::start_tool_runs(argc, argv);
+    }
     const int status = context.run();
     workbook::end_run();
     return status;

@@ -20,8 +20,9 @@ How a lab is graded:
   5. A test that never reported a result counts as failed. Nothing is reported as passed that
      did not run: with no GPU, every GPU test is reported as skipped and scores nothing.
   6. The labs run one after another. Once a lab's checker has reported its first test, the next
-     lab's checker starts and holds before its own tests (and before its compute-sanitizer and
-     Nsight Compute runs) until its turn: its start, CUDA's above all, costs no time of its own.
+     lab's checker starts and holds before its own tests until its turn; its compute-sanitizer and
+     Nsight Compute runs start too, and hold before their first GPU work. Their start, CUDA's
+     above all, costs no time of its own.
 
 Outputs, under <build>/grade/: results.json (Gradescope's format), junit.xml, and one log per lab
 with everything the checker printed.

@@ -96,7 +96,7 @@ std::string counters_forbidden(const std::string& output)
 namespace {
 
 CounterReading run_ncu(const std::string& probe, const std::string& kernel_regex,
-                       const std::vector<std::string>& metrics)
+                       const std::vector<std::string>& metrics, const std::vector<std::string>& environment)
 {
     CounterReading reading;
     std::string list;
@@ -104,7 +104,7 @@ CounterReading run_ncu(const std::string& probe, const std::string& kernel_regex
     //! [run under ncu]
     const ToolRun run = run_probe_under({"ncu", "--csv", "--metrics", list, "--kernel-name",
                                          "regex:" + kernel_regex},
-                                        probe);
+                                        probe, 180, environment);
     //! [run under ncu]
     if (!run.ran) {
         reading.why_not = run.why_not;
@@ -133,7 +133,7 @@ CounterReading read_counters(const std::string& probe, const std::string& kernel
 {
     const auto early = early_counters().find({probe, kernel_regex, metrics});
     if (early != early_counters().end()) return early->second.get();
-    return run_ncu(probe, kernel_regex, metrics);
+    return run_ncu(probe, kernel_regex, metrics, {});
 }
 
 bool read_counters_early(const std::string& probe, const std::string& kernel_regex,
@@ -143,11 +143,11 @@ bool read_counters_early(const std::string& probe, const std::string& kernel_reg
     return true;
 }
 
-std::vector<std::function<void()>> start_counter_readings_early()
+std::vector<std::function<void()>> start_counter_readings_early(const std::vector<std::string>& environment)
 {
     for (const CounterRequest& request : early_counter_requests())
         early_counters()[request] = std::async(std::launch::async, run_ncu, request.probe, request.kernel_regex,
-                                               request.metrics).share();
+                                               request.metrics, environment).share();
     std::vector<std::function<void()>> waits;
     for (const auto& [key, reading] : early_counters()) waits.push_back([reading = reading] { reading.wait(); });
     return waits;

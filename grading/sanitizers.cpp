@@ -33,13 +33,14 @@ std::string report_lines(const std::string& output, std::size_t limit)
     return kept;
 }
 
-SanitizerReport run_sanitizer(const std::string& tool, const std::string& probe, int timeout_s)
+SanitizerReport run_sanitizer(const std::string& tool, const std::string& probe, int timeout_s,
+                              const std::vector<std::string>& environment)
 {
     constexpr int kFoundSomething = 86;  // any status the probe itself never uses
     SanitizerReport report;
     const ToolRun run = run_probe_under({"compute-sanitizer", "--tool", tool, "--error-exitcode",
                                          std::to_string(kFoundSomething), "--print-limit", "20"},
-                                        probe, timeout_s);
+                                        probe, timeout_s, environment);
     if (!run.ran) {
         report.why_not = run.why_not;
         return report;
@@ -66,14 +67,15 @@ SanitizerReport sanitize(const std::string& tool, const std::string& probe)
 {
     const auto early = early_runs().find({tool, probe});
     if (early != early_runs().end()) return early->second.get();
-    return run_sanitizer(tool, probe, 180);
+    return run_sanitizer(tool, probe, 180, {});
 }
 
-std::vector<std::function<void()>> start_sanitizer_runs_early(int timeout_s)
+std::vector<std::function<void()>> start_sanitizer_runs_early(int timeout_s, const std::vector<std::string>& environment)
 {
     for (const auto& [name, probe] : probes())
         for (const std::string& tool : probe.sanitizer_tools)
-            early_runs()[{tool, name}] = std::async(std::launch::async, run_sanitizer, tool, name, timeout_s).share();
+            early_runs()[{tool, name}] =
+                std::async(std::launch::async, run_sanitizer, tool, name, timeout_s, environment).share();
     std::vector<std::function<void()>> waits;
     for (const auto& [key, run] : early_runs()) waits.push_back([run = run] { run.wait(); });
     return waits;

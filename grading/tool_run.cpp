@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -110,21 +111,37 @@ ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std:
 }
 
 ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
-                        int timeout_s)
+                        int timeout_s, const std::vector<std::string>& environment)
 {
-    return run_self_under(tool_and_args, {"--workbook-probe=" + probe}, {}, timeout_s, Target::runner);
+    return run_self_under(tool_and_args, {"--workbook-probe=" + probe}, environment, timeout_s, Target::runner);
 }
 
-void start_tool_runs_early()
+void start_tool_runs_early(int gate_fd)
 {
     // A minute each: a probe that hangs under a tool must not hold up the measurements for long.
     constexpr int kEarlyTimeout = 60;
-    std::vector<std::function<void()>> waits = start_sanitizer_runs_early(kEarlyTimeout);
+    std::vector<std::string> environment;
+    if (gate_fd >= 0) environment.push_back("WORKBOOK_PROBE_GATE_FD=" + std::to_string(gate_fd));
+    std::vector<std::function<void()>> waits = start_sanitizer_runs_early(kEarlyTimeout, environment);
     // Counts of events in a kernel do not depend on what else runs on the GPU.
-    for (std::function<void()>& wait : start_counter_readings_early()) waits.push_back(std::move(wait));
+    for (std::function<void()>& wait : start_counter_readings_early(environment)) waits.push_back(std::move(wait));
     // No measurement shares the GPU with them (and Nsight Compute locks its clocks while it
     // profiles): time_gpu waits for each first.
     for (std::function<void()>& wait : waits) add_background_gpu_work(std::move(wait));
+}
+
+bool pass_probe_gate()
+{
+    const char* fd_text = std::getenv("WORKBOOK_PROBE_GATE_FD");
+    if (fd_text == nullptr) return true;
+    const int fd = std::atoi(fd_text);
+    unsetenv("WORKBOOK_PROBE_GATE_FD");
+    char open = 0;
+    ssize_t n;
+    while ((n = ::read(fd, &open, 1)) < 0 && errno == EINTR) {
+    }
+    ::close(fd);
+    return n == 1;
 }
 
 void skip_test(const std::string& reason)

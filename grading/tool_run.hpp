@@ -27,12 +27,14 @@ std::map<std::string, Probe>& probes();
 /// \brief Starts in the background, for every probe, the compute-sanitizer run of each tool it
 /// names; sanitize() then collects the run instead of starting one (sanitizers.cpp).
 /// \param timeout_s seconds before each run is stopped
+/// \param environment settings "NAME=value" for each run
 /// \return for each run started, a wait until it is done
-std::vector<std::function<void()>> start_sanitizer_runs_early(int timeout_s);
+std::vector<std::function<void()>> start_sanitizer_runs_early(int timeout_s, const std::vector<std::string>& environment);
 
 /// \brief Starts in the background every counter reading asked for with read_counters_early;
 /// read_counters() then collects the reading instead of starting one (ncu.cpp).
+/// \param environment settings "NAME=value" for each run
 /// \return for each reading started, a wait until it is done
-std::vector<std::function<void()>> start_counter_readings_early();
+std::vector<std::function<void()>> start_counter_readings_early(const std::vector<std::string>& environment);
 
 }  // namespace workbook

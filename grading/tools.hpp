@@ -68,9 +68,10 @@ enum class Target {
 /// \param tool_and_args the tool's name (looked up with find_tool) and its arguments
 /// \param probe the probe's name
 /// \param timeout_s seconds before the tool is stopped
+/// \param environment settings "NAME=value" for the run (a gate, see start_tool_runs_early)
 /// \snippet grading/ncu.cpp run under ncu
 ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
-                        int timeout_s = 180);
+                        int timeout_s = 180, const std::vector<std::string>& environment = {});
 
 /// \brief Runs this very program again under a tool, with arguments and environment settings.
 /// \param tool_and_args the tool's name (looked up with find_tool) and its arguments
@@ -141,7 +142,17 @@ SanitizerReport sanitize(const std::string& tool, const std::string& probe);
 /// \brief Starts in the background every compute-sanitizer run the probes name and every counter
 /// reading asked for early (checker_main.cpp calls it when the checker runs all its tests from
 /// the first).
-void start_tool_runs_early();
+/// \param gate_fd -1, or the read end of a pipe that each run's probe reads one byte from before
+///        it runs anything on the GPU (WORKBOOK_PROBE_GATE_FD): a checker started ahead of its
+///        turn starts its tool runs at once, and they start their tool, CUDA and runner while
+///        the lab before runs, then wait. A pipe closed with no byte left stops them instead.
+///        The caller keeps the read end open for as long as it runs.
+void start_tool_runs_early(int gate_fd = -1);
+
+/// \brief Inside a probe run (checker_main.cpp): waits at the gate of start_tool_runs_early when
+/// the run has one.
+/// \return false when the gate closed without opening: the run is not needed
+bool pass_probe_gate();
 
 /// \brief Marks the running test as skipped with a reason: it is reported as skipped and scores
 /// nothing, never as passed. Call it, then return from the test.
