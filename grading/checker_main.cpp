@@ -21,6 +21,7 @@
 #include "hmac.hpp"
 #include "json.hpp"
 #include "remote.hpp"
+#include "tool_run.hpp"
 #include "tools.hpp"
 #include "wire.hpp"
 
@@ -39,6 +40,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace workbook {
 
@@ -259,13 +261,8 @@ bool held_for_turn() { return g_go_fd >= 0; }
 void wait_for_turn()
 {
     if (g_go_fd < 0) return;
-    char go = 0;
-    ssize_t n;
-    while ((n = ::read(g_go_fd, &go, 1)) < 0 && errno == EINTR) {
-    }
-    ::close(g_go_fd);
-    g_go_fd = -1;
-    if (n != 1) std::_Exit(0);
+    const bool go = wait_for_byte(std::exchange(g_go_fd, -1));
+    if (!go) std::_Exit(0);
 }
 
 // The NAME of `--workbook-probe=NAME`, given when a tool runs this checker for one probe
@@ -358,8 +355,9 @@ void start_tool_runs(int argc, char** argv)
 // end each run inherits and reads one byte from once its tool, CUDA and runner have started
 // (pass_probe_gate). Their start, up to a second a run, then overlaps the lab before; their
 // work on the GPU waits, as this checker's tests do. Returns the write end, or -1 when no run
-// started. The read end stays open in this process for as long as it runs, so that no later
-// file takes its number while a run may still read it.
+// started (start_tool_runs then starts them once the turn has come). The read end stays open in
+// this process for as long as it runs, so that no later file takes its number while a run may
+// still read it.
 int start_tool_runs_behind_gate(int argc, char** argv)
 {
     int ends[2];
@@ -372,7 +370,6 @@ int start_tool_runs_behind_gate(int argc, char** argv)
 // Opens the gate: one byte for each run (more than any checker starts), then the end of the pipe.
 void open_gate(int gate)
 {
-    if (gate < 0) return;
     const std::string bytes(256, 'g');
     ssize_t written;
     while ((written = ::write(gate, bytes.data(), bytes.size())) < 0 && errno == EINTR) {
@@ -430,11 +427,13 @@ int main(int argc, char** argv)
     if (needs_device)
         if (const std::optional<int> stop = workbook::ready_the_gpu(argc, argv)) return *stop;
     if (!workbook::wants_only_information(argc, argv)) {
-        const bool held = workbook::held_for_turn();
-        const int gate = held && needs_device ? workbook::start_tool_runs_behind_gate(argc, argv) : -1;
+        const int gate =
+            needs_device && workbook::held_for_turn() ? workbook::start_tool_runs_behind_gate(argc, argv) : -1;
         workbook::wait_for_turn();
-        workbook::open_gate(gate);
-        if (needs_device && !held) workbook::start_tool_runs(argc, argv);
+        if (gate >= 0)
+            workbook::open_gate(gate);
+        else if (needs_device)
+            workbook::start_tool_runs(argc, argv);
     }
     const int status = context.run();
     workbook::end_run();

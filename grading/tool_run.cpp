@@ -110,6 +110,9 @@ ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std:
     return run;
 }
 
+// The environment variable that names a probe run's gate (start_tool_runs_early).
+constexpr const char* kProbeGateVariable = "WORKBOOK_PROBE_GATE_FD";
+
 ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
                         int timeout_s, const std::vector<std::string>& environment)
 {
@@ -121,7 +124,7 @@ void start_tool_runs_early(int gate_fd)
     // A minute each: a probe that hangs under a tool must not hold up the measurements for long.
     constexpr int kEarlyTimeout = 60;
     std::vector<std::string> environment;
-    if (gate_fd >= 0) environment.push_back("WORKBOOK_PROBE_GATE_FD=" + std::to_string(gate_fd));
+    if (gate_fd >= 0) environment.push_back(std::string(kProbeGateVariable) + "=" + std::to_string(gate_fd));
     std::vector<std::function<void()>> waits = start_sanitizer_runs_early(kEarlyTimeout, environment);
     // Counts of events in a kernel do not depend on what else runs on the GPU.
     for (std::function<void()>& wait : start_counter_readings_early(environment)) waits.push_back(std::move(wait));
@@ -130,18 +133,23 @@ void start_tool_runs_early(int gate_fd)
     for (std::function<void()>& wait : waits) add_background_gpu_work(std::move(wait));
 }
 
-bool pass_probe_gate()
+bool wait_for_byte(int fd)
 {
-    const char* fd_text = std::getenv("WORKBOOK_PROBE_GATE_FD");
-    if (fd_text == nullptr) return true;
-    const int fd = std::atoi(fd_text);
-    unsetenv("WORKBOOK_PROBE_GATE_FD");
-    char open = 0;
+    char byte = 0;
     ssize_t n;
-    while ((n = ::read(fd, &open, 1)) < 0 && errno == EINTR) {
+    while ((n = ::read(fd, &byte, 1)) < 0 && errno == EINTR) {
     }
     ::close(fd);
     return n == 1;
+}
+
+bool pass_probe_gate()
+{
+    const char* fd = std::getenv(kProbeGateVariable);
+    if (fd == nullptr) return true;
+    const int gate = std::atoi(fd);
+    unsetenv(kProbeGateVariable);
+    return wait_for_byte(gate);
 }
 
 void skip_test(const std::string& reason)

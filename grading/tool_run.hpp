@@ -37,4 +37,15 @@ std::vector<std::function<void()>> start_sanitizer_runs_early(int timeout_s, con
 /// \return for each reading started, a wait until it is done
 std::vector<std::function<void()>> start_counter_readings_early(const std::vector<std::string>& environment);
 
+/// \brief Waits for one byte on a pipe, then closes it: how a checker held for its turn, and each
+/// of its tool runs behind the gate of start_tool_runs_early, wait (checker_main.cpp).
+/// \param fd the pipe's read end
+/// \return false when the pipe closed with no byte: the wait ended without a go
+bool wait_for_byte(int fd);
+
+/// \brief Inside a probe run (checker_main.cpp): waits at the gate of start_tool_runs_early when
+/// the run has one.
+/// \return false when the gate closed without opening: the run is not needed
+bool pass_probe_gate();
+
 }  // namespace workbook

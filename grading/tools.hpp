@@ -149,11 +149,6 @@ SanitizerReport sanitize(const std::string& tool, const std::string& probe);
 ///        The caller keeps the read end open for as long as it runs.
 void start_tool_runs_early(int gate_fd = -1);
 
-/// \brief Inside a probe run (checker_main.cpp): waits at the gate of start_tool_runs_early when
-/// the run has one.
-/// \return false when the gate closed without opening: the run is not needed
-bool pass_probe_gate();
-
 /// \brief Marks the running test as skipped with a reason: it is reported as skipped and scores
 /// nothing, never as passed. Call it, then return from the test.
 /// \param reason why the test could not run here, e.g. "ncu is not installed"
