@@ -6,6 +6,7 @@
                            spool, logs), on loopback ports of their own; start(), run(cmd) with
                            the cluster's SLURM_CONF, queue(), and stop(), which kills them by pid
     processes_mentioning   the processes whose command line or environment holds a text
+    still_running          those processes, once a process being killed has had time to end
     CannotStart            why the cluster cannot be started here: the test is then skipped
 
 test_slurm.py starts the cluster under <build>/test_slurm/cluster and stops it at the end,
@@ -209,6 +210,27 @@ def processes_mentioning(text):
             except OSError:
                 continue
     return found
+
+
+def still_running(text, patience=10.0):
+    """The processes that mention `text` and still run after up to `patience` seconds, each as
+    "pid (state): command line". A task that Slurm has just cancelled is gone from squeue once
+    its main process has ended; what it started may still be ending (SIGKILL sent, exit not
+    done), so a process is reported only if it outlives the wait."""
+    deadline = time.monotonic() + patience
+    while processes_mentioning(text) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    described = []
+    for pid in processes_mentioning(text):
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                command = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue   # it ended meanwhile
+        described.append("%d (%s): %s" % (pid, state, command[:300]))
+    return described
 
 
 def stop_leftovers(root):

@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The whole and the broken student bear unit.grade_class's names: a student's build folder is
 # named after them, so under make test, which runs that test first, theirs are already built.
 from test_grade_class import WHOLE, BROKEN, build_dir_argument  # noqa: E402
-from slurm_cluster import CannotStart, Cluster, install_slurm, processes_mentioning  # noqa: E402
+from slurm_cluster import CannotStart, Cluster, install_slurm, still_running  # noqa: E402
 
 EXIT_SKIP = 77
 LAB = "02_naive_transpose"
@@ -121,7 +121,7 @@ class GradingAClassOnSlurm(unittest.TestCase):
         cls.second = grade_class(CLUSTER, cls.submissions, cls.out, "--time", "1")
         cls.second_seconds = time.monotonic() - started
         cls.second_book = gradebook(cls.out)
-        cls.stall_left = processes_mentioning(os.path.join(cls.submissions, STALL))
+        cls.stall_left = still_running(os.path.join(cls.submissions, STALL))
         cls.queue_after_second = CLUSTER.queue()
 
         shutil.rmtree(os.path.join(cls.submissions, STALL))
@@ -258,17 +258,20 @@ class InterruptingARun(unittest.TestCase):
                     grade_class_command(submissions, out, "--time", "5", "--concurrency", "1"),
                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=CLUSTER.env)
                 output = read_until(proc, "1 running, 1 pending", 120)
-                self.assertIn("1 running, 1 pending", output, "at most --concurrency tasks at once")
+                self.assertIn("1 running, 1 pending", output,
+                              "at most --concurrency tasks at once; what it printed in 120 s:\n" + output)
                 proc.send_signal(sig)
                 rest, _ = proc.communicate(timeout=180)
                 output += rest
                 print(output, flush=True)
-                self.assertNotEqual(proc.returncode, 0)
+                self.assertNotEqual(proc.returncode, 0, "exit status after %s" % sig.name)
                 self.assertIn("interrupted (%s): cancelling Slurm job" % sig.name, output)
                 self.assertRegex(output, r"interrupted: Slurm job \d+ was cancelled, none of its tasks is left")
-                self.assertEqual(CLUSTER.queue(), "")
-                self.assertEqual(processes_mentioning(submissions), [])
-                self.assertFalse(os.path.exists(os.path.join(out, "gradebook.csv")))
+                self.assertEqual(CLUSTER.queue(), "", "Slurm's queue after the cancel")
+                self.assertEqual(still_running(submissions), [],
+                                 "processes of the cancelled students, 10 s after the cancel")
+                self.assertFalse(os.path.exists(os.path.join(out, "gradebook.csv")),
+                                 "a gradebook written by an interrupted run")
 
 
 def nvidia_smi_lists_a_gpu():
