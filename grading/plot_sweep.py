@@ -57,6 +57,9 @@ def main(folder):
     for ax in (time_ax, share_ax):
         ax.set_xticks([1, 4, 16, 32, 64, 128, 256, 512, 1024])
         ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        # The ticks above are all the x axis needs: a log axis's minor ticks, each measured for
+        # the layout, took half of the drawing's time.
+        ax.get_xaxis().set_minor_locator(matplotlib.ticker.NullLocator())
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()
