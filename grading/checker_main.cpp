@@ -252,9 +252,9 @@ void take_results_channel()
 // The grader grades the labs one after another, and starts the next lab's checker while this
 // one's tests run, so that its start (CUDA's, in this process and in the runners) is over when
 // its turn comes. Such a checker waits here, its GPU ready. Its early compute-sanitizer and
-// Nsight Compute runs have started too, but each waits at a gate before its probe touches the
-// GPU (tool_runs_behind_gate); its tests wait here. So nothing of this checker shares the GPU
-// with the measurements of the lab before it.
+// Nsight Compute runs have started too, but each waits at a gate before it or its runner starts
+// CUDA (start_tool_runs_behind_gate); its tests wait here. So nothing of this checker but its
+// own start shares the GPU with the tests of the lab before it.
 // A pipe closed without a byte means the grader no longer needs this run.
 bool held_for_turn() { return g_go_fd >= 0; }
 
@@ -280,18 +280,22 @@ std::optional<std::string> probe_to_run(int argc, char** argv)
 // probe's, so that the tool's verdict ("found errors") reaches the tool run (tools.hpp).
 int run_probe_alone(const std::string& probe)
 {
+    // A run started by a checker held for its turn (behind a gate) starts its tool and runner,
+    // then waits at the gate before anything touches the GPU: CUDA's start, in this process and
+    // in the runner under the tool, runs work on the GPU (compute-sanitizer's above all), which
+    // would share it with the lab before's measurements. Any other run starts CUDA at once.
+    const bool gated = probe_behind_gate();
 #ifndef WORKBOOK_CHECKER_WITHOUT_GPU
     // The tool wrapped around the runner (compute-sanitizer) starts while this process does.
-    remote::start_runners_early(false);
+    remote::student_runner().start_early(gated);
 #endif
+    constexpr int exit_not_needed = 3;  // the gate closed without opening: the checker is gone
+    if (gated && !pass_probe_gate()) return exit_not_needed;
     const DeviceProbe device = probe_device();
     if (device.status != DeviceProbe::Status::ok) {
         std::fprintf(stderr, "%s\nThe probe was not run.\n", device.message.c_str());
         return exit_no_device;
     }
-    // A run started by a checker held for its turn waits here, its tool, CUDA and runner started.
-    constexpr int exit_not_needed = 3;  // the gate closed without opening: the checker is gone
-    if (!pass_probe_gate()) return exit_not_needed;
     try {
         //! [run probe]
         if (!run_probe(probe)) {
@@ -352,9 +356,9 @@ void start_tool_runs(int argc, char** argv)
 }
 
 // A checker held for its turn starts those runs before it waits, behind a gate: a pipe whose read
-// end each run inherits and reads one byte from once its tool, CUDA and runner have started
-// (pass_probe_gate). Their start, up to a second a run, then overlaps the lab before; their
-// work on the GPU waits, as this checker's tests do. Returns the write end, or -1 when no run
+// end each run inherits and reads one byte from once its tool and runner have started, before
+// CUDA does (pass_probe_gate). The start of their processes then overlaps the lab before;
+// everything they do on the GPU waits, as this checker's tests do. Returns the write end, or -1 when no run
 // started (start_tool_runs then starts them once the turn has come). The read end stays open in
 // this process for as long as it runs, so that no later file takes its number while a run may
 // still read it.

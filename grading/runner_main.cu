@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <utility>
 
 // Launched on the default stream after a call returns: it starts once everything the default
 // stream waits for is done, so a kernel of the call still running then was on another stream.
@@ -302,9 +303,14 @@ int main()
     }
     const int socket = std::atoi(fd);
     unsetenv("WORKBOOK_RUNNER_FD");
-
-    // Waiting for the GPU by spinning keeps the judge's round trip short and steady.
-    cudaSetDeviceFlags(cudaDeviceScheduleSpin);
+    // Started cold (Runner::start_early), the runner touches no GPU until its first request.
+    bool cold = std::getenv("WORKBOOK_RUNNER_COLD") != nullptr;
+    unsetenv("WORKBOOK_RUNNER_COLD");
+    const auto ready_the_gpu = [] {
+        // Waiting for the GPU by spinning keeps the judge's round trip short and steady.
+        cudaSetDeviceFlags(cudaDeviceScheduleSpin);
+        runner::warm_up();
+    };
 
     wire::Message hello(wire::Op::hello);
     std::uint32_t defined = 0;
@@ -313,7 +319,7 @@ int main()
     for (const runner::Function& function : runner::lab_functions())
         if (function.address != nullptr) hello.put_string(function.name);
     if (!wire::send(socket, hello)) return 1;
-    runner::warm_up();
+    if (!cold) ready_the_gpu();
 
     for (;;) {
         wire::Reader request;
@@ -327,6 +333,7 @@ int main()
             return 0;
         }
         if (op != wire::Op::call && op != wire::Op::ping) return 3;
+        if (std::exchange(cold, false)) ready_the_gpu();
         if (!runner::serve_call(socket, request, op == wire::Op::ping)) return 0;
         std::fflush(stdout);
     }

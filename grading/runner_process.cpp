@@ -162,8 +162,9 @@ Runner::Runner(std::string program, std::string who, std::vector<std::string> to
 
 Runner::~Runner() { stop(); }
 
-void Runner::start_early()
+void Runner::start_early(bool cold)
 {
+    cold_ = cold;
     if (pid_ < 0) launch();
 }
 
@@ -212,6 +213,7 @@ void Runner::launch()
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
         throw std::runtime_error(std::string("cannot make a socket for the runner: ") + std::strerror(errno));
     std::vector<std::string> environment = runner_environment(sandbox);
+    if (std::exchange(cold_, false)) environment.push_back("WORKBOOK_RUNNER_COLD=1");  // a restart is warm
 
     std::vector<char*> args, envp;
     for (std::string& word : argv) args.push_back(word.data());

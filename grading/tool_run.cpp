@@ -143,6 +143,8 @@ bool wait_for_byte(int fd)
     return n == 1;
 }
 
+bool probe_behind_gate() { return std::getenv(kProbeGateVariable) != nullptr; }
+
 bool pass_probe_gate()
 {
     const char* fd = std::getenv(kProbeGateVariable);

@@ -43,6 +43,10 @@ std::vector<std::function<void()>> start_counter_readings_early(const std::vecto
 /// \return false when the pipe closed with no byte: the wait ended without a go
 bool wait_for_byte(int fd);
 
+/// \brief Inside a probe run (checker_main.cpp): whether it was started behind a gate
+/// (start_tool_runs_early with a gate), so must not touch the GPU before pass_probe_gate.
+bool probe_behind_gate();
+
 /// \brief Inside a probe run (checker_main.cpp): waits at the gate of start_tool_runs_early when
 /// the run has one.
 /// \return false when the gate closed without opening: the run is not needed

@@ -143,9 +143,10 @@ SanitizerReport sanitize(const std::string& tool, const std::string& probe);
 /// reading asked for early (checker_main.cpp calls it when the checker runs all its tests from
 /// the first).
 /// \param gate_fd -1, or the read end of a pipe that each run's probe reads one byte from before
-///        it runs anything on the GPU (WORKBOOK_PROBE_GATE_FD): a checker started ahead of its
-///        turn starts its tool runs at once, and they start their tool, CUDA and runner while
-///        the lab before runs, then wait. A pipe closed with no byte left stops them instead.
+///        it touches the GPU (WORKBOOK_PROBE_GATE_FD): a checker started ahead of its turn
+///        starts its tool runs at once, and they start their tool and a cold runner (no CUDA
+///        yet) while the lab before runs, then wait. A pipe closed with no byte left stops them
+///        instead.
 ///        The caller keeps the read end open for as long as it runs.
 void start_tool_runs_early(int gate_fd = -1);
 
