@@ -283,7 +283,7 @@ int run_probe_alone(const std::string& probe)
     // A run started by a checker held for its turn (behind a gate) starts its tool and runner,
     // then waits at the gate before anything touches the GPU: CUDA's start, in this process and
     // in the runner under the tool, runs work on the GPU (compute-sanitizer's above all), which
-    // would share it with the lab before's measurements. Any other run starts CUDA at once.
+    // would share it with the measurements of the lab before. Any other run starts CUDA at once.
     const bool gated = probe_behind_gate();
 #ifndef WORKBOOK_CHECKER_WITHOUT_GPU
     // The tool wrapped around the runner (compute-sanitizer) starts while this process does.
@@ -358,10 +358,10 @@ void start_tool_runs(int argc, char** argv)
 // A checker held for its turn starts those runs before it waits, behind a gate: a pipe whose read
 // end each run inherits and reads one byte from once its tool and runner have started, before
 // CUDA does (pass_probe_gate). The start of their processes then overlaps the lab before;
-// everything they do on the GPU waits, as this checker's tests do. Returns the write end, or -1 when no run
-// started (start_tool_runs then starts them once the turn has come). The read end stays open in
-// this process for as long as it runs, so that no later file takes its number while a run may
-// still read it.
+// everything they do on the GPU waits, as this checker's tests do. Returns the write end, or -1
+// when no run started (start_tool_runs then starts them once the turn has come). The read end
+// stays open in this process for as long as it runs, so that no later file takes its number
+// while a run may still read it.
 int start_tool_runs_behind_gate(int argc, char** argv)
 {
     int ends[2];
