@@ -249,7 +249,8 @@ def take_events(data, signing_key, run, log):
 
 
 def reap_checkers(timeout=30):
-    """Waits for the checkers still exiting; one that takes longer than `timeout` is killed."""
+    """Waits for the checkers still exiting; one that takes longer than `timeout` is killed.
+    Then ends whatever they left behind (end_leftovers)."""
     deadline = time.monotonic() + timeout
     while EXITING:
         proc = EXITING.pop()
@@ -258,6 +259,79 @@ def reap_checkers(timeout=30):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+    end_leftovers(max(deadline - time.monotonic(), 5.0))
+
+
+PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
+
+
+def adopt_leftovers():
+    """Makes this process the reaper of every process its checkers leave behind: an orphan below
+    it (a process whose parent died, with setsid or without) becomes its child instead of
+    init's, so that end_leftovers can find and end it. Linux only; elsewhere it does nothing.
+
+    A checker's runner runs in a PID namespace of its own (grading/sandbox.hpp), and the
+    namespace's first process ends every process of it as it exits; but a checker stops its
+    runner without waiting for that (CUDA's teardown of the runner would delay the next lab), so
+    the namespace may still be ending when the checker has gone. Adopted, its first process is
+    waited for here: it is reaped only once its namespace is empty."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def children():
+    """The pids of this process's children, from /proc (none where there is no /proc)."""
+    me, found = os.getpid(), []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry, "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # it ended meanwhile
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 1 and int(fields[1]) == me:
+            found.append(int(entry))
+    return found
+
+
+def end_leftovers(timeout=10.0):
+    """Kills and reaps every child this process still has: called once every checker has been
+    waited for, when any child left is a process the checkers left behind (adopt_leftovers), or
+    the first process of a runner's PID namespace that is still ending. Returns how many there
+    were. A process that is still there after `timeout` seconds is named on stderr."""
+    deadline, ended = time.monotonic() + timeout, 0
+    pending = set(children())
+    while pending:
+        for pid in list(pending):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid  # no longer a child of ours
+            if done == pid:
+                pending.discard(pid)
+                ended += 1
+        pending |= set(children())  # an orphan of one of them comes to us in turn
+        if pending and time.monotonic() > deadline:
+            sys.stderr.write("grade.py: processes left behind by the checkers did not end within %.0f s "
+                             "of SIGKILL: %s\n" % (timeout, " ".join(map(str, sorted(pending)))))
+            break
+        if pending:
+            time.sleep(0.01)
+    return ended
 
 
 def blame(run, allowed):

@@ -55,7 +55,8 @@ import time
 
 from building import (SOURCE_DIR, build, build_references, build_up_front, checker_target,
                       cmake_cache_value, compiler_errors, configure, labs_dir_of, submission_options)
-from checker_process import EXIT_NO_DEVICE, HeldChecker, list_tests, reap_checkers, run_tests
+from checker_process import (EXIT_NO_DEVICE, HeldChecker, adopt_leftovers, list_tests, reap_checkers,
+                             run_tests)
 from device import probe_device
 from reports import write_reports
 from results import Lab
@@ -213,7 +214,10 @@ def checker_environment(seed, device):
 def grade_labs(labs, build_dir, trusted_build_dir, env_extra, device, args, out_dir):
     """Builds the checkers of every selected lab in one parallel build, then grades the labs one
     after another, and waits for the checkers still exiting. Each lab's checker is started while
-    the lab before it runs (CheckersAhead), so that its start costs no time of its own."""
+    the lab before it runs (CheckersAhead), so that its start costs no time of its own. Nothing
+    the checkers started outlives the run: what they leave behind is adopted, then ended with
+    them (adopt_leftovers, reap_checkers)."""
+    adopt_leftovers()
     filters = ["--test-case=" + args.test] if args.test else []
     suffix = "_solution" if args.solutions else "__" + args.variant if args.variant else ""
     built = not args.no_build and build_up_front(build_dir, trusted_build_dir, labs, suffix)

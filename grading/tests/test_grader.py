@@ -86,6 +86,21 @@ class GraderTest(unittest.TestCase):
         os.chmod(path, 0o755)
         return path
 
+    def grade_fake_labs(self, labs, env_extra=None):
+        """grade.grade_labs over `labs`, each played by the fake checker (a build folder of
+        symbolic links to it); returns that build's bin folder."""
+        bin_dir = os.path.join(self.tmp, "build", "bin")
+        os.makedirs(bin_dir)
+        for lab in labs:
+            for suffix in ("_solution", ""):
+                os.symlink(FAKE, os.path.join(bin_dir, "check_%s%s" % (lab.id, suffix)))
+        args = argparse.Namespace(no_build=True, timeout=5.0, verbose=False, test=None, solutions=True,
+                                  variant=None)
+        with contextlib.redirect_stdout(io.StringIO()):
+            grade.grade_labs(labs, os.path.dirname(bin_dir), os.path.dirname(bin_dir), env_extra or {},
+                             {"ok": True}, args, self.tmp)
+        return bin_dir
+
     def assert_only_fault_fails(self, results, faulty):
         """The faulty test fails, and every other test does what it does in a clean run."""
         self.assertEqual([t.name for t in self.reported], NAMES, "each test reported once, in order")
@@ -215,21 +230,12 @@ class CheckersStartedAhead(GraderTest):
         held.proc.stdout.close()
 
     def test_grade_labs_starts_each_lab_once_the_one_before_it_has_begun(self):
-        bin_dir = os.path.join(self.tmp, "build", "bin")
-        os.makedirs(bin_dir)
-        for lab in ("01_fake", "02_fake"):
-            for suffix in ("_solution", ""):
-                os.symlink(FAKE, os.path.join(bin_dir, "check_%s%s" % (lab, suffix)))
         labs = [grade.Lab("01_fake", "fake.cu"), grade.Lab("02_fake", "fake.cu")]
-        args = argparse.Namespace(no_build=True, timeout=5.0, verbose=False, test=None, solutions=True,
-                                  variant=None)
         started = []
         real = grade.HeldChecker
         grade.HeldChecker = lambda *a: started.append(a[0]) or real(*a)
         self.addCleanup(setattr, grade, "HeldChecker", real)
-        with contextlib.redirect_stdout(io.StringIO()):
-            grade.grade_labs(labs, os.path.dirname(bin_dir), os.path.dirname(bin_dir), {},
-                             {"ok": True}, args, self.tmp)
+        bin_dir = self.grade_fake_labs(labs)
         self.assertEqual(started, [os.path.join(bin_dir, "check_02_fake_solution")],
                          "the second lab's checker was started ahead, the first one's was not")
         for lab in labs:
@@ -237,6 +243,19 @@ class CheckersStartedAhead(GraderTest):
                              ["failed" if t.name in FAIL_ALWAYS else "passed" for t in lab.tests], lab.id)
         with open(os.path.join(self.tmp, "02_fake.log")) as f:
             self.assertEqual(f.read().count("$ "), 1)
+        self.assertEqual(processes_of(FAKE), [])
+
+
+class NothingOutlivesTheRun(GraderTest):
+    """What a checker leaves behind ends with the grading run, not after it."""
+
+    def test_a_process_left_behind_with_setsid_is_gone_when_grade_labs_returns(self):
+        pid_file = os.path.join(self.tmp, "left.pid")
+        self.grade_fake_labs([grade.Lab("01_fake", "fake.cu")], {"FAKE_LEAVE": pid_file})
+        with open(pid_file) as f:
+            pid = int(f.read())
+        self.assertFalse(os.path.exists("/proc/%d" % pid),
+                         "the process the checker left behind (pid %d) is still there, or not reaped" % pid)
         self.assertEqual(processes_of(FAKE), [])
 
 
