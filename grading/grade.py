@@ -75,7 +75,6 @@ from results import Test  # noqa: F401
 from skeletons import file_sha256, first_todo, handed_out, skeleton_hashes  # noqa: F401
 
 references_timing_announced = False  # make grade said once that it times the references first
-device_problem_announced = False      # ... and, with no usable GPU, why no lab is graded
 
 
 # ----------------------------------------------------------------------------------------------
@@ -297,8 +296,13 @@ def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, dev
               built=False, held=None, start_next=None):
     """Builds (unless `built` up front, or --no-build) and runs one lab's checker: `held` if it
     was started ahead (HeldChecker; its caller stops it if this lab does not run it). Once the
-    checker has reported its first test, `start_next()` starts the next lab's."""
-    print("\nLab %s: %s" % (lab.number, lab.title))
+    checker has reported its first test, `start_next()` starts the next lab's. With no usable
+    GPU, a lab is shown only if it has a problem of its own (a missing file, a compile error):
+    print_device has said above every lab why none is graded."""
+    heading = "\nLab %s: %s" % (lab.number, lab.title)
+    if device.get("ok"):
+        print(heading)
+        heading = None  # printed: the build and the tests follow it
     lab.log_path = lab_log_path(log_dir, lab)
     build_each = not args.no_build and not built
     with open(lab.log_path, "w") as log:
@@ -311,9 +315,10 @@ def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, dev
         if not args.no_build and not args.solutions and not args.variant and not os.path.exists(student_file):
             fail_every_test(lab, "is missing from the submission (no %s), so every test scores 0"
                             % student_file)
-            print("  " + lab.problem)
+            print_problem(lab, heading)
             return
         if build_each and not build_lab_checker(lab, build_dir, target, log):
+            print_problem(lab, heading)
             return
         if not device.get("ok"):
             skip_without_device(lab, device)
@@ -358,8 +363,14 @@ def build_lab_checker(lab, build_dir, target, log):
     log.write(output)
     if not ok:
         fail_every_test(lab, "does not compile, so every test scores 0:\n" + compiler_errors(output))
-        print("  " + lab.problem.replace("\n", "\n    "))
     return ok
+
+
+def print_problem(lab, heading=None):
+    """The reason a lab could not run, under its heading (printed first if not yet printed)."""
+    if heading:
+        print(heading)
+    print("  " + lab.problem.replace("\n", "\n    "))
 
 
 def fail_every_test(lab, problem):
@@ -371,15 +382,11 @@ def fail_every_test(lab, problem):
 
 def skip_without_device(lab, device):
     """With no usable GPU, every test of the lab is skipped: nothing is reported as passed that
-    did not run."""
-    global device_problem_announced
+    did not run. Nothing is printed: the reason was said once, above every lab (print_device),
+    and the same words under each of twelve labs would hide the rest."""
     lab.problem = device.get("message", "no CUDA device found")
     for t in lab.tests:
         t.status, t.output = "skipped", lab.problem
-    # Said once, above every lab: the same words under each of ten labs would hide the rest.
-    print("  skipped, not graded: %s" % ("the same reason as above" if device_problem_announced
-                                         else lab.problem))
-    device_problem_announced = True
 
 
 def print_not_started(lab, verbose):

@@ -106,7 +106,7 @@ def print_scores(labs):
     print("")
     previous = None
     for lab in labs:
-        problem = lab.problem.splitlines()[0] if lab.problem else ""
+        problem = lab.problem.splitlines()[0].rstrip(":") if lab.problem else ""
         note = "" if not problem else " (the same as above)" if problem == previous else " (%s)" % problem
         previous = problem
         print("Lab %s %-24s %s%s" % (lab.number, lab.title, lab.summary(), note))

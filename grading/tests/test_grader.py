@@ -292,9 +292,12 @@ class NoDevice(GraderTest):
             os.symlink(FAKE, os.path.join(bin_dir, name))
         lab = grade.Lab("01_fake", "fake.cu")
         args = argparse.Namespace(no_build=True, timeout=5.0, verbose=False)
-        with contextlib.redirect_stdout(io.StringIO()):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
             grade.grade_lab(lab, os.path.dirname(bin_dir), os.path.dirname(bin_dir), "check_01_fake",
                             [], {}, {"ok": False, "message": NO_DEVICE}, args, self.tmp)
+        self.assertEqual(printed.getvalue(), "",
+                         "a lab with no problem of its own says nothing: the reason is said once, above every lab")
         self.assertEqual(lab.problem, NO_DEVICE)
         self.assertEqual([t.name for t in lab.tests], NAMES)
         for test in lab.tests:
