@@ -229,7 +229,9 @@ bool serve_call(int socket, wire::Reader& request, bool ping)
     Outcome outcome;
     bool recording = false;
     try {
-        // Arguments (and the host arrays they map) live until the record is sent.
+        // The call's arguments, for this try block only: device arrays opened from the judge's
+        // IPC handles (kept open for later calls), host arrays mapped from the judge's shared
+        // memory and unmapped at the block's end (the judge reads its own mapping of them).
         Arguments arguments(request);
         recording = begin_recording_if_free();
         cudaGetLastError();  // the student's call starts with no error pending from the runner's
