@@ -238,6 +238,28 @@ __device__ __forceinline__ void mma_all(float (&acc)[M_TILES][N_TILES][4], const
         for (int j = 0; j < N_TILES; ++j) mma_tf32(acc[i][j], af[i], bf[j]);
 }
 
+// The slice in one stage, multiplied into the warp's sums 8 along k at a time: the fragments of
+// the next step load (and round) while the tensor cores work through this step's mma.
+// `after_last_load` runs once every fragment of the slice is in registers: the stage may then be
+// refilled.
+template <int M_TILES, int N_TILES, int BK, int A_STRIDE, int B_STRIDE, bool B16, typename AfterLastLoad>
+__device__ __forceinline__ void multiply_slice(float (&acc)[M_TILES][N_TILES][4], const float* a_tile,
+                                               const float* b_tile, int lane, AfterLastLoad after_last_load)
+{
+    uint32_t af[2][M_TILES][4], bf[2][N_TILES][2];
+    load_fragments<M_TILES, N_TILES, A_STRIDE, B_STRIDE, B16>(af[0], bf[0], a_tile, b_tile, lane);
+#pragma unroll
+    for (int step = 0; step < BK / 8; ++step) {
+        if (step + 1 < BK / 8)
+            load_fragments<M_TILES, N_TILES, A_STRIDE, B_STRIDE, B16>(af[(step + 1) % 2], bf[(step + 1) % 2],
+                                                                    a_tile + (step + 1) * 8,
+                                                                    b_tile + (step + 1) * 8 * B_STRIDE, lane);
+        else
+            after_last_load();
+        mma_all(acc, af[step % 2], bf[step % 2]);
+    }
+}
+
 // The warp's sums into C, whose corner (row0, col0) is the warp's. n % 4 == 0.
 // B16: lane (g, t) holds, for each group q of 4 n-tiles, columns 32q + 8t .. 32q + 8t + 7 of rows
 // g and g + 8: c0 of tiles 4q .. 4q + 3, then their c1. Two 16-byte stores per row.
@@ -299,7 +321,6 @@ __global__ void __launch_bounds__(BM / WM * (BN / WN) * 32, MIN_BLOCKS)
     const int warp_row = warp / (BN / WN) * WM, warp_col = warp % (BN / WN) * WN;
 
     float acc[M_TILES][N_TILES][4] = {};
-    uint32_t af[2][M_TILES][4], bf[2][N_TILES][2];
     const int slices = (k + BK - 1) / BK;
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
@@ -315,17 +336,8 @@ __global__ void __launch_bounds__(BM / WM * (BN / WN) * 32, MIN_BLOCKS)
             copy_slice<BM, BN, BK, THREADS>(as[next % STAGES], bs[next % STAGES], a, b, m, k, n, tile, next * BK,
                                             threadIdx.x);
         cp_async_commit();
-        const float* a_tile = &as[buf][warp_row][0];
-        const float* b_tile = &bs[buf][0][warp_col];
-        load_fragments<M_TILES, N_TILES, BK + A_PAD, BN + B_PAD, B16>(af[0], bf[0], a_tile, b_tile, lane);
-#pragma unroll
-        for (int step = 0; step < BK / 8; ++step) {
-            if (step + 1 < BK / 8)
-                load_fragments<M_TILES, N_TILES, BK + A_PAD, BN + B_PAD, B16>(
-                    af[(step + 1) % 2], bf[(step + 1) % 2], a_tile + (step + 1) * 8,
-                    b_tile + (step + 1) * 8 * (BN + B_PAD), lane);
-            mma_all(acc, af[step % 2], bf[step % 2]);
-        }
+        multiply_slice<M_TILES, N_TILES, BK, BK + A_PAD, BN + B_PAD, B16>(acc, &as[buf][warp_row][0],
+                                                                        &bs[buf][0][warp_col], lane, [] {});
     }
     store_tile<M_TILES, N_TILES, B16>(c, m, n, tile.x + warp_row, tile.y + warp_col, acc, lane);
 #else
@@ -389,24 +401,13 @@ __global__ void __launch_bounds__(BM / WM * (BN / WN) * 32, 1)
 
     const int warp_row = warp / (BN / WN) * WM, warp_col = warp % (BN / WN) * WN;
     float acc[M_TILES][N_TILES][4] = {};
-    uint32_t af[2][M_TILES][4], bf[2][N_TILES][2];
     for (int s = 0; s < slices; ++s) {
         if (s + AHEAD < slices) copy(s + AHEAD);
         const int buf = s % STAGES;
         mbarrier_wait(&full[buf], (s / STAGES) & 1);
-        const float* a_tile = &as[buf][warp_row][0];
-        const float* b_tile = &bs[buf][0][warp_col];
-        load_fragments<M_TILES, N_TILES, BK + A_PAD, BN + B_PAD, B16>(af[0], bf[0], a_tile, b_tile, lane);
-#pragma unroll
-        for (int step = 0; step < BK / 8; ++step) {
-            if (step + 1 < BK / 8)
-                load_fragments<M_TILES, N_TILES, BK + A_PAD, BN + B_PAD, B16>(
-                    af[(step + 1) % 2], bf[(step + 1) % 2], a_tile + (step + 1) * 8,
-                    b_tile + (step + 1) * 8 * (BN + B_PAD), lane);
-            else
-                mbarrier_arrive(&empty[buf]);  // every fragment of this slice is in registers
-            mma_all(acc, af[step % 2], bf[step % 2]);
-        }
+        // Released for the refill as soon as every fragment of it is in registers.
+        multiply_slice<M_TILES, N_TILES, BK, BK + A_PAD, BN + B_PAD, B16>(
+            acc, &as[buf][warp_row][0], &bs[buf][0][warp_col], lane, [&] { mbarrier_arrive(&empty[buf]); });
     }
     cp_async_wait_all();
     store_tile<M_TILES, N_TILES, B16>(c, m, n, tile.x + warp_row, tile.y + warp_col, acc, lane);
