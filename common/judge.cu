@@ -24,6 +24,7 @@ namespace {
 int g_timed_calls = 0;  // time_call()s so far in the running test
 std::function<void()> g_before_profiled_call;  // set_before_profiled_call
 std::function<void(const std::function<void()>&)> g_reference_route;  // set_reference_route
+std::function<void()> g_before_reference_timed;                       // set_before_reference_timed
 
 // Counts the 32-bit words in which two device arrays differ: a timed run's output against the
 // verified one, without copying either to the host.
@@ -357,6 +358,8 @@ Timing time_reference(const Call& yours, const std::function<void(float* out)>& 
         if (fresh.any()) fresh.refill(reference_run++);
         theirs_out.poison();
     };
+    // The student's code stops first, whatever it left running: the GPU is the reference's alone.
+    if (g_before_reference_timed) g_before_reference_timed();
     if (g_reference_route) {
         // The same call, sent to the reference solution's runner: timed exactly as yours.
         if (yours.setup) g_reference_route(yours.setup);
@@ -451,6 +454,8 @@ void judge_test_started() { g_timed_calls = 0; }
 void set_before_profiled_call(std::function<void()> before) { g_before_profiled_call = std::move(before); }
 
 void set_reference_route(std::function<void(const std::function<void()>&)> route) { g_reference_route = std::move(route); }
+
+void set_before_reference_timed(std::function<void()> before) { g_before_reference_timed = std::move(before); }
 
 SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>& reference, const Work& work)
 {

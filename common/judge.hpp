@@ -194,6 +194,13 @@ void set_before_profiled_call(std::function<void()> before);
 /// \param route runs its argument with the student's functions standing for the reference's
 void set_reference_route(std::function<void(const std::function<void()>&)> route);
 
+/// \brief Installs what runs just before the reference solution's timed runs: a checker stops
+/// the runner that holds the student's code and waits until its processes have ended, so that
+/// nothing they left running (a thread launching kernels between calls, say) shares the GPU or
+/// the CPU with the reference while it is timed. The student's next call starts the runner again.
+/// \param before what to run (nothing by default: make bench has no student code)
+void set_before_reference_timed(std::function<void()> before);
+
 /// \brief Forgets which timed call of a test comes next (called when a test starts); a profiler
 /// run picks its call by this count (WORKBOOK_PROFILE_CALL).
 void judge_test_started();

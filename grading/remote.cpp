@@ -25,6 +25,7 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace workbook::remote {
 
@@ -164,6 +165,19 @@ void record_from_runner()
     });
     // The reference is timed in its own runner, the same way as the student's code.
     set_reference_route(as_reference);
+    // And alone: the student's runner is stopped first, with whatever its code left running (a
+    // thread that launches kernels between calls would otherwise slow the reference, and so
+    // flatter the student's ratio). A runner under a tool is left alone: no probe times anything.
+    set_before_reference_timed([] {
+        if (!runner_tool().empty()) return;
+        static bool told = false;
+        if (!std::exchange(told, true)) {
+            std::printf("the process that runs your code is stopped while the reference solution is timed, "
+                        "and starts again at its next call\n");
+            std::fflush(stdout);
+        }
+        student_runner().stop_and_wait();
+    });
 }
 
 bool register_forwarder(const void* address, const char* name)

@@ -91,8 +91,14 @@ public:
     /// \return its exit status (what a tool wrapped around it reports), or -1 if none ran
     int finish();
 
-    /// \brief Stops the runner and every process it started, at once.
+    /// \brief Stops the runner and every process it started, at once, without waiting for
+    /// them to end (a runner's CUDA teardown would delay what follows).
     void stop();
+
+    /// \brief Stops the runner and every process it started, and waits until they have ended
+    /// and their GPU contexts with them: when it returns, nothing of the runner is left to run
+    /// on the GPU. The next call starts it afresh.
+    void stop_and_wait();
 
     /// \brief The end of a checker's run: finish() under a tool, which writes its report as the
     /// runner exits; otherwise the runner lets go of the output and is stopped without waiting
@@ -103,6 +109,7 @@ private:
     void start();   // launches if needed, then waits for the runner's hello
     void launch();  // starts the process
     void read_record();
+    void forget_process();  // after stop: nothing started, nothing pending
     [[noreturn]] void lost(const std::string& during);
 
     std::string program_, who_;

@@ -359,6 +359,32 @@ void Runner::stop()
         while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
         }
     }
+    forget_process();
+}
+
+void Runner::stop_and_wait()
+{
+    if (socket_ >= 0) ::close(socket_);
+    socket_ = -1;
+    if (pid_ > 0) {
+        // As stop(), and then the namespace's first process (the runner) is watched until its
+        // exit is done: it is done only once every process of its namespace has ended.
+        const std::vector<int> first =
+            runner_sandbox().spaces.empty() ? std::vector<int>{} : kill_children(pid_);
+        kill(pid_, SIGKILL);
+        while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        for (const int pid : first)
+            if (!wait_until_ended(pid, 10000)) {
+                std::printf("the process that runs %s had not ended 10 s after SIGKILL\n", who_.c_str());
+                std::fflush(stdout);
+            }
+    }
+    forget_process();
+}
+
+void Runner::forget_process()
+{
     pid_ = -1;
     greeted_ = false;
     record_pending_ = false;

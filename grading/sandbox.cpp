@@ -180,10 +180,26 @@ std::map<pid_t, Process> processes()
 
 }  // namespace
 
-void kill_children(int parent)
+std::vector<int> kill_children(int parent)
 {
+    std::vector<int> killed;
     for (const auto& [pid, process] : processes())
-        if (process.parent == parent) kill(pid, SIGKILL);
+        if (process.parent == parent && kill(pid, SIGKILL) == 0) killed.push_back(pid);
+    return killed;
+}
+
+bool wait_until_ended(int pid, int ms)
+{
+    for (int waited = 0;; waited += 5) {
+        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+        const std::size_t close = text.rfind(')');
+        if (!stat || close == std::string::npos || close + 2 >= text.size()) return true;  // gone
+        const char state = text[close + 2];
+        if (state == 'Z' || state == 'X') return true;
+        if (waited >= ms) return false;
+        usleep(5000);
+    }
 }
 
 void kill_descendants(int keep)

@@ -44,7 +44,16 @@ const Sandbox& runner_sandbox();
 /// \brief Kills (SIGKILL) every child of a process: the namespace's first process, below the
 /// `unshare` the checker started, which takes every process of its namespace with it.
 /// \param parent the process whose children are killed
-void kill_children(int parent);
+/// \return the children it killed
+std::vector<int> kill_children(int parent);
+
+/// \brief Waits until a process that is not a child of this one has ended: gone, or a zombie
+/// (its exit done). A PID namespace's first process becomes a zombie only once every process of
+/// its namespace has ended, and after its own GPU context was released with its files.
+/// \param pid the process
+/// \param ms how long to wait at most, in milliseconds
+/// \return whether it ended in time
+bool wait_until_ended(int pid, int ms);
 
 /// \brief Kills every process below this one except `keep` (the reaper's last step).
 /// \param keep a process to spare (-1 for none)

@@ -95,6 +95,20 @@ TEST_CASE("a process left behind ends with the runner when a tool that waits for
     check_stop_ends_what_was_left({"/bin/sh", "-c", "\"$0\"; wait; sleep 120"});
 }
 
+TEST_CASE("stop_and_wait returns once nothing of the runner is left, and the next call starts it again")
+{
+    // As before the reference solution is timed: the student's runner, and what its code left
+    // running, must be gone from the machine (and the GPU) before the clock starts.
+    const std::string program = WORKBOOK_LEAKY_RUNNER_PATH;
+    workbook::remote::Runner runner(program, "your code");
+    for (int round = 0; round < 2; ++round) {
+        CHECK_FALSE(runner.defines("anything"));
+        REQUIRE(eventually([&] { return running(program) >= 2; }));
+        runner.stop_and_wait();
+        CHECK(running(program) == 0);  // at once, not eventually
+    }
+}
+
 TEST_CASE("a process left behind ends when the checker itself is killed")
 {
     if (workbook::runner_sandbox().reaper) {
