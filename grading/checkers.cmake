@@ -32,7 +32,9 @@ function(workbook_add_checker target lab references implementation)
   add_custom_command(TARGET ${target}_runner PRE_LINK
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/buildtools/student_symbols.py
             --source ${implementation} --out $<TARGET_FILE_DIR:${target}_runner>/${target}.kernels
-            --reference ${reference_objects} -- $<TARGET_OBJECTS:${target}_file>
+            --reference ${reference_objects}
+            --workbook ${PROJECT_SOURCE_DIR} --confined ${CMAKE_BINARY_DIR} ${WORKBOOK_PREBUILT}
+            -- $<TARGET_OBJECTS:${target}_file>
     COMMAND_EXPAND_LISTS VERBATIM)
 
   add_executable(${target} $<TARGET_OBJECTS:${lab}_forward> ${reference_objects})
