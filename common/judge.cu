@@ -144,6 +144,16 @@ std::string check_record(const Call& call, const LaunchRecord& record, const Jud
                "(one created with cudaStreamNonBlocking, say), so whoever calls " + call.function +
                " next may read " + call.output + " before it is written.\nHint: wait for that stream "
                "(cudaStreamSynchronize) before returning, or launch on the default stream.";
+    // A device output is the kernel's to compute, from inputs in device memory: copying as much
+    // as half of it to the host is the data a computation on the host needs, not a debugging
+    // print of a few values.
+    const std::size_t output_bytes = call.shape.count() * sizeof(float);
+    if (!call.host_output && output_bytes > 64 && record.device_to_host_bytes * 2 >= output_bytes)
+        return "copied " + std::to_string(record.device_to_host_bytes) + " bytes from the device to the host "
+               "during the call (copies and managed-memory migrations counted), at least half the size of " +
+               call.output + " (" + std::to_string(output_bytes) + " bytes). " + call.function + "'s arrays "
+               "live on the device, and its work is graded as done there, by your kernel.\nHint: remove the "
+               "copies to the host; compute " + call.output + " in the kernel, from the inputs in device memory.";
     if (record.device_to_host_bytes < call.copies_back_bytes)
         return "moved " + std::to_string(record.device_to_host_bytes) + " bytes from the device to the host "
                "(copies and managed-memory migrations counted), and " + call.output + " alone is " +
