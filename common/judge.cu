@@ -24,7 +24,7 @@ namespace {
 int g_timed_calls = 0;  // time_call()s so far in the running test
 std::function<void()> g_before_profiled_call;  // set_before_profiled_call
 std::function<void(const std::function<void()>&)> g_reference_route;  // set_reference_route
-std::function<void()> g_before_reference_timed;                       // set_before_reference_timed
+std::function<void()> g_before_reference_timed, g_after_reference_timed;  // set_reference_timed_alone
 
 // Counts the 32-bit words in which two device arrays differ: a timed run's output against the
 // verified one, without copying either to the host.
@@ -370,12 +370,16 @@ Timing time_reference(const Call& yours, const std::function<void(float* out)>& 
     };
     // The student's code stops first, whatever it left running: the GPU is the reference's alone.
     if (g_before_reference_timed) g_before_reference_timed();
+    Timing theirs;
     if (g_reference_route) {
         // The same call, sent to the reference solution's runner: timed exactly as yours.
         if (yours.setup) g_reference_route(yours.setup);
-        return time_gpu([&] { g_reference_route([&] { yours.run(theirs_out.data()); }); }, fair);
+        theirs = time_gpu([&] { g_reference_route([&] { yours.run(theirs_out.data()); }); }, fair);
+    } else {
+        theirs = time_gpu([&] { reference(theirs_out.data()); }, fair);
     }
-    return time_gpu([&] { reference(theirs_out.data()); }, fair);
+    if (g_after_reference_timed) g_after_reference_timed();
+    return theirs;
 }
 //! [timed runs]
 
@@ -465,7 +469,11 @@ void set_before_profiled_call(std::function<void()> before) { g_before_profiled_
 
 void set_reference_route(std::function<void(const std::function<void()>&)> route) { g_reference_route = std::move(route); }
 
-void set_before_reference_timed(std::function<void()> before) { g_before_reference_timed = std::move(before); }
+void set_reference_timed_alone(std::function<void()> before, std::function<void()> after)
+{
+    g_before_reference_timed = std::move(before);
+    g_after_reference_timed = std::move(after);
+}
 
 SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>& reference, const Work& work)
 {

@@ -194,12 +194,14 @@ void set_before_profiled_call(std::function<void()> before);
 /// \param route runs its argument with the student's functions standing for the reference's
 void set_reference_route(std::function<void(const std::function<void()>&)> route);
 
-/// \brief Installs what runs just before the reference solution's timed runs: a checker stops
-/// the runner that holds the student's code and waits until its processes have ended, so that
-/// nothing they left running (a thread launching kernels between calls, say) shares the GPU or
-/// the CPU with the reference while it is timed. The student's next call starts the runner again.
-/// \param before what to run (nothing by default: make bench has no student code)
-void set_before_reference_timed(std::function<void()> before);
+/// \brief Installs what runs around the reference solution's timed runs, so that they have the
+/// machine to themselves: a checker stops the runner that holds the student's code and waits
+/// until its processes have ended (nothing they left running, a thread launching kernels between
+/// calls say, then shares the GPU or the CPU with the reference), and starts it again afterwards,
+/// so that its CUDA start overlaps what follows. Nothing by default: make bench has no student code.
+/// \param before what to run just before the reference's first timed run
+/// \param after what to run once its timed runs are over
+void set_reference_timed_alone(std::function<void()> before, std::function<void()> after);
 
 /// \brief Forgets which timed call of a test comes next (called when a test starts); a profiler
 /// run picks its call by this count (WORKBOOK_PROFILE_CALL).

@@ -167,17 +167,22 @@ void record_from_runner()
     set_reference_route(as_reference);
     // And alone: the student's runner is stopped first, with whatever its code left running (a
     // thread that launches kernels between calls would otherwise slow the reference, and so
-    // flatter the student's ratio). A runner under a tool is left alone: no probe times anything.
-    set_before_reference_timed([] {
-        if (!runner_tool().empty()) return;
-        static bool told = false;
-        if (!std::exchange(told, true)) {
-            std::printf("the process that runs your code is stopped while the reference solution is timed, "
-                        "and starts again at its next call\n");
-            std::fflush(stdout);
-        }
-        student_runner().stop_and_wait();
-    });
+    // flatter the student's ratio), then started again at once, its CUDA start overlapping what
+    // follows. A runner under a tool is left alone: no probe times anything.
+    set_reference_timed_alone(
+        [] {
+            if (!runner_tool().empty()) return;
+            static bool told = false;
+            if (!std::exchange(told, true)) {
+                std::printf("the process that runs your code is stopped while the reference solution is "
+                            "timed, and started again afterwards\n");
+                std::fflush(stdout);
+            }
+            student_runner().stop_and_wait();
+        },
+        [] {
+            if (runner_tool().empty()) student_runner().start_early();
+        });
 }
 
 bool register_forwarder(const void* address, const char* name)
