@@ -14,8 +14,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -151,6 +149,21 @@ const Sandbox& runner_sandbox()
 
 namespace {
 
+// What /proc/PID/stat says after the command's name: "S 1234 ..." (state, parent, group,
+// session, ...), or "" when the process is gone. Read with read(2), not a stream: a process that
+// ends while it is read fails the read with ESRCH, on which libstdc++'s streams throw.
+std::string stat_fields(const std::string& pid)
+{
+    const int fd = open(("/proc/" + pid + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "";
+    char buffer[1024];
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    close(fd);
+    const std::string text = n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
+    const std::size_t end_of_name = text.rfind(')');
+    return end_of_name == std::string::npos || end_of_name + 2 >= text.size() ? "" : text.substr(end_of_name + 2);
+}
+
 // Every process this one can see: its parent and its session, from /proc/PID/stat.
 struct Process {
     pid_t parent = 0, session = 0;
@@ -164,11 +177,9 @@ std::map<pid_t, Process> processes()
     while (dirent* entry = readdir(proc)) {
         const pid_t pid = std::atoi(entry->d_name);
         if (pid <= 0) continue;
-        std::ifstream stat("/proc/" + std::string(entry->d_name) + "/stat");
-        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-        const std::size_t close = text.rfind(')');
-        if (close == std::string::npos) continue;
-        std::istringstream fields(text.substr(close + 2));
+        const std::string text = stat_fields(entry->d_name);
+        if (text.empty()) continue;
+        std::istringstream fields(text);
         char state;
         pid_t group;
         Process& process = found[pid];
@@ -191,12 +202,8 @@ std::vector<int> kill_children(int parent)
 bool wait_until_ended(int pid, int ms)
 {
     for (int waited = 0;; waited += 5) {
-        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-        const std::size_t close = text.rfind(')');
-        if (!stat || close == std::string::npos || close + 2 >= text.size()) return true;  // gone
-        const char state = text[close + 2];
-        if (state == 'Z' || state == 'X') return true;
+        const std::string text = stat_fields(std::to_string(pid));
+        if (text.empty() || text[0] == 'Z' || text[0] == 'X') return true;  // gone, or its exit done
         if (waited >= ms) return false;
         usleep(5000);
     }
