@@ -180,6 +180,12 @@ void Runner::end()
         finish();
         return;
     }
+    // A runner that has not said hello yet (started early, after the reference was timed, say)
+    // has run nothing: it is stopped at once, rather than waited for while CUDA starts in it.
+    if (!greeted_) {
+        stop();
+        return;
+    }
     // Asked to exit, the runner lets go of the output first and then closes its socket: it is
     // stopped once it has, so the grader waits neither for its exit nor for its GPU context.
     if (record_pending_) read_record();

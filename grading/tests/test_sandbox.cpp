@@ -95,6 +95,19 @@ TEST_CASE("a process left behind ends with the runner when a tool that waits for
     check_stop_ends_what_was_left({"/bin/sh", "-c", "\"$0\"; wait; sleep 120"});
 }
 
+TEST_CASE("a runner started early and ended before any call is stopped, and nothing of it is left")
+{
+    const std::string program = WORKBOOK_LEAKY_RUNNER_PATH;
+    workbook::remote::Runner runner(program, "your code");
+    runner.start_early();
+    REQUIRE(eventually([&] { return running(program) >= 2; }));
+    runner.end();
+    CHECK(eventually([&] { return running(program) == 0; }));
+    CHECK_FALSE(runner.defines("anything"));  // and a call after it starts it afresh
+    runner.stop_and_wait();
+    CHECK(running(program) == 0);
+}
+
 TEST_CASE("stop_and_wait returns once nothing of the runner is left, and the next call starts it again")
 {
     // As before the reference solution is timed: the student's runner, and what its code left
