@@ -307,9 +307,9 @@ def children():
 def end_leftovers(timeout=10.0):
     """Kills and reaps every child this process still has: called once every checker has been
     waited for, when any child left is a process the checkers left behind (adopt_leftovers), or
-    the first process of a runner's PID namespace that is still ending. Returns how many there
-    were. A process that is still there after `timeout` seconds is named on stderr."""
-    deadline, ended = time.monotonic() + timeout, 0
+    the first process of a runner's PID namespace that is still ending. A process that is still
+    there after `timeout` seconds is named on stderr."""
+    deadline = time.monotonic() + timeout
     pending = set(children())
     while pending:
         for pid in list(pending):
@@ -323,7 +323,6 @@ def end_leftovers(timeout=10.0):
                 done = pid  # no longer a child of ours
             if done == pid:
                 pending.discard(pid)
-                ended += 1
         pending |= set(children())  # an orphan of one of them comes to us in turn
         if pending and time.monotonic() > deadline:
             sys.stderr.write("grade.py: processes left behind by the checkers did not end within %.0f s "
@@ -331,7 +330,6 @@ def end_leftovers(timeout=10.0):
             break
         if pending:
             time.sleep(0.01)
-    return ended
 
 
 def blame(run, allowed):

@@ -169,9 +169,10 @@ void record_from_runner()
     // thread that launches kernels between calls would otherwise slow the reference, and so
     // flatter the student's ratio), then started again at once, its CUDA start overlapping what
     // follows. A runner under a tool is left alone: no probe times anything.
+    const bool under_tool = !runner_tool().empty();
     set_reference_timed_alone(
-        [] {
-            if (!runner_tool().empty()) return;
+        [under_tool] {
+            if (under_tool) return;
             static bool told = false;
             if (!std::exchange(told, true)) {
                 std::printf("the process that runs your code is stopped while the reference solution is "
@@ -180,8 +181,8 @@ void record_from_runner()
             }
             student_runner().stop_and_wait();
         },
-        [] {
-            if (runner_tool().empty()) student_runner().start_early();
+        [under_tool] {
+            if (!under_tool) student_runner().start_early();
         });
 }
 

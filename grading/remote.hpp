@@ -109,7 +109,8 @@ private:
     void start();   // launches if needed, then waits for the runner's hello
     void launch();  // starts the process
     void read_record();
-    void forget_process();  // after stop: nothing started, nothing pending
+    std::vector<int> kill_process();  // kills it; returns its namespace's first processes
+    void forget_process();            // after that: nothing started, nothing pending
     [[noreturn]] void lost(const std::string& during);
 
     std::string program_, who_;

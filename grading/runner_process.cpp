@@ -353,39 +353,37 @@ int Runner::finish()
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-void Runner::stop()
+std::vector<int> Runner::kill_process()
 {
     if (socket_ >= 0) ::close(socket_);
     socket_ = -1;
+    std::vector<int> first;
     if (pid_ > 0) {
         // The namespace's first process (the runner, or a tool wrapped around it) ends every
         // process of the namespace as it dies, without relying on its death signal.
-        if (!runner_sandbox().spaces.empty()) kill_children(pid_);
+        if (!runner_sandbox().spaces.empty()) first = kill_children(pid_);
         kill(pid_, SIGKILL);
         while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
         }
     }
+    return first;
+}
+
+void Runner::stop()
+{
+    kill_process();
     forget_process();
 }
 
 void Runner::stop_and_wait()
 {
-    if (socket_ >= 0) ::close(socket_);
-    socket_ = -1;
-    if (pid_ > 0) {
-        // As stop(), and then the namespace's first process (the runner) is watched until its
-        // exit is done: it is done only once every process of its namespace has ended.
-        const std::vector<int> first =
-            runner_sandbox().spaces.empty() ? std::vector<int>{} : kill_children(pid_);
-        kill(pid_, SIGKILL);
-        while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    // The namespace's first process is watched until its exit is done: it is done only once
+    // every process of its namespace has ended.
+    for (const int pid : kill_process())
+        if (!wait_until_ended(pid, 10000)) {
+            std::printf("the process that runs %s had not ended 10 s after SIGKILL\n", who_.c_str());
+            std::fflush(stdout);
         }
-        for (const int pid : first)
-            if (!wait_until_ended(pid, 10000)) {
-                std::printf("the process that runs %s had not ended 10 s after SIGKILL\n", who_.c_str());
-                std::fflush(stdout);
-            }
-    }
     forget_process();
 }
 
