@@ -6,8 +6,8 @@
 //   cmake --build build --target dev_tensor_cores
 //   build/bin/dev_tensor_cores [VERSION ...] [--sizes 1024,2048,4096]
 //
-// Version 0 is the lab's reference solution (solutions/05_tiled_matmul/tensor_cores.cu, linked as
-// make bench links it). The step's target is half of cuBLAS TF32 at 4096 on an H100; the solution
+// Version 0 is the lab's reference solution (solutions/05_tiled_matmul/tensor_cores.cu, included
+// here with the helpers it defines). The step's target is half of cuBLAS TF32 at 4096 on an H100; the solution
 // reached 41% to 43% (committed bench run, 2026-11-25). Nsight Compute put its wall at the L2
 // cache: a 128 x 128 tile does 32 flops per byte it reads, and L2 throughput stood at 75% of peak.
 // A larger tile reads less per flop, but one 256 x 128 block of 8 warps lost more at its
@@ -50,65 +50,20 @@
 #include <string>
 #include <vector>
 
-// Version 0, the solution: its object renamed into namespace lab05tc, as make bench links it.
-#define WORKBOOK_STUDENT_FUNCTION
-#include "05_tensor_cores.hpp"
-namespace lab05tc {
-decltype(::launch_matmul_tensor_cores) launch_matmul_tensor_cores;
-}
+// Version 0, and the helpers every version shares (to_tf32, mma_tf32, ldmatrix_x4, cp_async16,
+// cp_async_commit, cp_async_wait, tc_shared_bytes, and the paddings A_PAD and B_PAD, whose bank
+// arithmetic its kernel explains): the lab's solution itself, compiled here.
+#include "solutions/05_tiled_matmul/tensor_cores.cu"
 
 // Named, not anonymous: the device helpers are then not "unused" in the passes for GPUs older
 // than sm_80, whose kernels are only a __trap().
 namespace dev {
-
-constexpr int A_PAD = 4;  // the solution's padding: see its kernel for the bank arithmetic
-constexpr int B_PAD = 8;
-
-// ---- One PTX instruction each (as in the solution). -----------------------------------------
-
-__device__ __forceinline__ uint32_t to_tf32(float x)
-{
-    uint32_t rounded;
-#if __CUDA_ARCH__ >= 900
-    asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(rounded) : "f"(x));
-#else
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(rounded) : "f"(x));
-#endif
-    return rounded;
-}
-
-__device__ __forceinline__ void mma_tf32(float (&acc)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
-{
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
 
 __device__ __forceinline__ unsigned shared_address(const void* p)
 {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&regs)[4], const float* row)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(regs[0]), "=r"(regs[1]), "=r"(regs[2]), "=r"(regs[3])
-                 : "r"(shared_address(row)));
-}
-
-// 16 bytes global -> shared; `bytes` is 16 or 0 (then zeros are written and nothing is read).
-__device__ __forceinline__ void cp_async16(float* shared, const float* global, int bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(shared_address(shared)), "l"(global),
-                 "r"(bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
-template <int PENDING>
-__device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
-}
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 // ---- mbarriers (sm_80): a count of arrivals per phase, and a wait on a phase's parity. -------
@@ -302,11 +257,6 @@ __device__ void store_tile(float* __restrict__ c, int m, int n, int row0, int co
         }
 }
 
-constexpr int shared_bytes(int bm, int bn, int bk, int stages)
-{
-    return stages * (bm * (bk + A_PAD) + bk * (bn + B_PAD)) * static_cast<int>(sizeof(float));
-}
-
 // ---- Versions 1 to 3: the solution's kernel, every warp copying and computing, one
 // __syncthreads per slice. ----------------------------------------------------------------------
 
@@ -352,7 +302,7 @@ template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, in
 void launch_synced(const float* a, const float* b, float* c, int m, int k, int n)
 {
     const auto kernel = synced_kernel<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, B16>;
-    constexpr int bytes = shared_bytes(BM, BN, BK, STAGES);
+    constexpr int bytes = tc_shared_bytes(BM, BN, BK, STAGES);
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     kernel<<<grid_for<BM, BN, GROUP>(m, n), BM / WM * (BN / WN) * 32, bytes>>>(a, b, c, m, k, n);
     CUDA_CHECK(cudaGetLastError());
@@ -424,7 +374,7 @@ template <int BM, int BN, int BK, int WM, int WN, int STAGES, int AHEAD, int GRO
 void launch_pipelined(const float* a, const float* b, float* c, int m, int k, int n)
 {
     const auto kernel = pipelined_kernel<BM, BN, BK, WM, WN, STAGES, AHEAD, GROUP, B16>;
-    constexpr int bytes = shared_bytes(BM, BN, BK, STAGES);
+    constexpr int bytes = tc_shared_bytes(BM, BN, BK, STAGES);
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     kernel<<<grid_for<BM, BN, GROUP>(m, n), BM / WM * (BN / WN) * 32, bytes>>>(a, b, c, m, k, n);
     CUDA_CHECK(cudaGetLastError());
@@ -443,7 +393,7 @@ struct Version {
 const std::vector<Version>& versions()
 {
     static const std::vector<Version> all = {
-        {"the solution (128 x 128, 4 warps, 3 stages, 2 blocks an SM)", lab05tc::launch_matmul_tensor_cores, nullptr},
+        {"the solution (128 x 128, 4 warps, 3 stages, 2 blocks an SM)", ::launch_matmul_tensor_cores, nullptr},
         {"solution, blocks in groups of 8 tile rows", launch_synced<128, 128, 32, 64, 64, 3, 2, 8, false>,
          reinterpret_cast<const void*>(synced_kernel<128, 128, 32, 64, 64, 3, 2, 8, false>)},
         {"solution, 16-byte B fragment loads", launch_synced<128, 128, 32, 64, 64, 3, 2, 0, true>,
