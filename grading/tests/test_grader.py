@@ -86,14 +86,20 @@ class GraderTest(unittest.TestCase):
         os.chmod(path, 0o755)
         return path
 
-    def grade_fake_labs(self, labs, env_extra=None):
-        """grade.grade_labs over `labs`, each played by the fake checker (a build folder of
-        symbolic links to it); returns that build's bin folder."""
+    def fake_build(self, labs):
+        """A build folder whose checkers of `labs` (the student's and the solution's) are all the
+        fake checker, as symbolic links to it; returns its bin folder."""
         bin_dir = os.path.join(self.tmp, "build", "bin")
         os.makedirs(bin_dir)
         for lab in labs:
             for suffix in ("_solution", ""):
                 os.symlink(FAKE, os.path.join(bin_dir, "check_%s%s" % (lab.id, suffix)))
+        return bin_dir
+
+    def grade_fake_labs(self, labs, env_extra=None):
+        """grade.grade_labs over `labs`, each played by the fake checker (fake_build); returns
+        the build's bin folder."""
+        bin_dir = self.fake_build(labs)
         args = argparse.Namespace(no_build=True, timeout=5.0, verbose=False, test=None, solutions=True,
                                   variant=None)
         with contextlib.redirect_stdout(io.StringIO()):
@@ -286,11 +292,8 @@ class NoDevice(GraderTest):
         self.assertFalse([t for t in results.values() if t.status == "passed"])
 
     def test_grade_lab_without_a_device_skips_every_test(self):
-        bin_dir = os.path.join(self.tmp, "build", "bin")
-        os.makedirs(bin_dir)
-        for name in ("check_01_fake_solution", "check_01_fake"):
-            os.symlink(FAKE, os.path.join(bin_dir, name))
         lab = grade.Lab("01_fake", "fake.cu")
+        bin_dir = self.fake_build([lab])
         args = argparse.Namespace(no_build=True, timeout=5.0, verbose=False)
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
