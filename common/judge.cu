@@ -143,7 +143,8 @@ std::string check_record(const Call& call, const LaunchRecord& record, const Jud
                call.function + " returned: it ran on a stream that the default stream does not wait for "
                "(one created with cudaStreamNonBlocking, say), so whoever calls " + call.function +
                " next may read " + call.output + " before it is written.\nHint: wait for that stream "
-               "(cudaStreamSynchronize) before returning, or launch on the default stream.";
+               "(cudaStreamSynchronize) before returning, or launch on the default stream; and launch "
+               "nothing from a thread of yours after the call has returned.";
     // A device output is the kernel's to compute, from inputs in device memory: copying as much
     // as half of it to the host is the data a computation on the host needs. A few values (a
     // debugging print, a flag, a sample of the inputs) stay under a page, 4 KiB, and never count:

@@ -19,8 +19,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 // Launched on the default stream after a call returns: it starts once everything the default
 // stream waits for is done, so a kernel of the call still running then was on another stream.
@@ -119,14 +121,37 @@ const Function* find(const std::string& name)
     return nullptr;
 }
 
+// Each name once, in the order first seen: the judge asks which kernels ran, never how often, and
+// a thread of the student's that launches kernels all the time must not make the record larger
+// than a message may be.
+std::vector<std::string> distinct(const std::vector<std::string>& names)
+{
+    std::vector<std::string> once;
+    std::set<std::string> seen;
+    for (const std::string& name : names)
+        if (seen.insert(name).second) once.push_back(name);
+    return once;
+}
+
 void put_record(wire::Message& message, const LaunchRecord& record)
 {
-    message.put(static_cast<std::uint32_t>(record.kernels.size()));
-    for (const std::string& kernel : record.kernels) message.put_string(kernel);
-    message.put(static_cast<std::uint64_t>(record.device_to_host_bytes));
-    message.put(static_cast<std::uint32_t>(record.still_running.size()));
-    for (const std::string& kernel : record.still_running) message.put_string(kernel);
-    message.put_string(record.unavailable);
+    LaunchRecord sent = record;
+    sent.kernels = distinct(record.kernels);
+    sent.still_running = distinct(record.still_running);
+    std::size_t bytes = 64 + sent.unavailable.size();
+    for (const std::string& name : sent.kernels) bytes += name.size() + 8;
+    for (const std::string& name : sent.still_running) bytes += name.size() + 8;
+    if (bytes > wire::kMaxMessage / 2) {
+        sent = LaunchRecord{};
+        sent.unavailable = "the call launched " + std::to_string(distinct(record.kernels).size()) +
+                           " different kernels, too many to list";
+    }
+    message.put(static_cast<std::uint32_t>(sent.kernels.size()));
+    for (const std::string& kernel : sent.kernels) message.put_string(kernel);
+    message.put(static_cast<std::uint64_t>(sent.device_to_host_bytes));
+    message.put(static_cast<std::uint32_t>(sent.still_running.size()));
+    for (const std::string& kernel : sent.still_running) message.put_string(kernel);
+    message.put_string(sent.unavailable);
 }
 
 // How a call ended: what "done" tells the judge.
