@@ -76,9 +76,12 @@ bool profile_side(const std::string& test, int call, const char* who, Profile& l
     std::replace(filter.begin(), filter.end(), ',', '?');
     //! [profile]
     // On the judge, ncu must not follow it into the runners it starts (another user, another PID
-    // namespace), which it cannot attach to: it would wait for them.
+    // namespace), which it cannot attach to: it would wait for them. At most the call's first 16
+    // kernels: a call that launches one kernel per chunk, thousands of them, kept ncu busy until
+    // its time limit (120 s, measured on an H100 with 2049 launches), and the hint never came.
     const ToolRun run = run_self_under({"ncu", "--csv", "--target-processes", "application-only", "--nvtx",
-                                        "--nvtx-include", "workbook-profile/", "--metrics", metrics},
+                                        "--nvtx-include", "workbook-profile/", "--launch-count", "16",
+                                        "--metrics", metrics},
                                        {"--test-case=" + filter},
                                        {std::string("WORKBOOK_PROFILE=") + who, "WORKBOOK_PROFILE_CALL=" + std::to_string(call)},
                                        120, std::strcmp(who, "yours") == 0 ? Target::runner : Target::judge);
