@@ -30,24 +30,25 @@
 //   10 9 with 256 x 128, 8 warps, 4 stages, one block an SM                        45.2% to 45.6%
 //   11 9 with 128 x 256                                                            42.3%
 //   12, 13  10 with 3 stages; 9 in groups of 8 tile rows                           41.4%, 40.9%
-//   14 to 17  9 and 10, each value rounded once, in shared memory, by the thread    38.2% to 42.6%
-//      that copied it (the wait for its own copies moves to mid-slice, and shows)
-//   18 to 21  4 warps a scheduler instead of 2: 8 warps of 64 x 32 or 32 x 64,    38.6% to 41.8%
+//   14 to 17  4 warps a scheduler instead of 2: 8 warps of 64 x 32 or 32 x 64,    38.6% to 41.8%
 //      128 registers each
-//   22 to 24  9, 10 and 18 rounding by an integer add instead of cvt               45.5%, 44.8%, 41.9%
+//   18 to 20  9, 10 and 14 rounding by an integer add instead of cvt               45.5%, 44.8%, 41.9%
+// Tried and taken out again: 9 and 10 with each value rounded once, in shared memory, by the
+// thread that copied it, so that fragments load without a cvt: 38.2% to 42.6%, as the wait for a
+// thread's own copies moves to the middle of the slice before, where it shows.
 //
 // What holds them there, from Nsight Compute at 4096 (its clocks locked at 1.43 GHz):
 //   - the instructions: version 0 issues 4.5 per mma, version 9 3.4 (cvt, ldmatrix, LDS and the
 //     copies' address arithmetic), and an SM's tensor pipe is busy 53% and 56% of the time;
 //   - the warps: 2 a scheduler (about 230 registers each), 0.42 of them eligible; the first
 //     stall is "wait", the fixed latency mma.sync imposes between a warp's instructions (2.1
-//     cycles an instruction). With 4 warps a scheduler (18 to 21) "wait" falls to 1.8 but the
+//     cycles an instruction). With 4 warps a scheduler (14 to 17) "wait" falls to 1.8 but the
 //     math pipe and the shared-memory queue throttle instead (1.5 and 1.4), and the 64 x 32 tiles
 //     load more fragments per mma: slower;
 //   - the L2 cache: a 128 x 128 tile reads 1 byte per 32 flops, 64% of L2 throughput at 1.43 GHz,
 //     and more at full clock; 256 x 128 tiles bring it to 52%, but one block of 8 warps an SM
 //     waits at each __syncthreads with no second block to run.
-// Rounding costs little (22 to 24: within 1%). mma.sync is the path Hopper keeps for Ampere's
+// Rounding costs little (18 to 20: within 1%). mma.sync is the path Hopper keeps for Ampere's
 // code; its own, wgmma (step 4), reaches 90% of cuBLAS with the same inputs.
 //
 // Nothing here is graded or in the book: a version that reaches the target moves into the lab's
@@ -175,7 +176,18 @@ __device__ void copy_slice(float (*as)[BK + A_PAD], float (*bs)[BN + B_PAD], con
 // of A at the step's column; b_tile: the step's row of B at its first column), rounded to TF32.
 // B16: lane (g, t) reads 4 neighbouring floats of B's row, b0 of n-tiles 4q .. 4q + 3, so that
 // n-tile j = 4q + r holds column 32q + 4g + r at the mma's column g (store_tile undoes it).
-template <int M_TILES, int N_TILES, int A_STRIDE, int B_STRIDE, bool B16>
+// TF32 rounding: cvt, or (ADD_ROUND) one integer add of half of TF32's last place (bit 12) to the
+// float's bits, the mma then ignoring the low 13 bits. Ties round away from zero, as cvt.rna does;
+// a carry out of the mantissa moves the exponent up, as rounding should. (Infinity and NaN would
+// need care; a matrix of them is not this benchmark's.)
+template <bool ADD_ROUND>
+__device__ __forceinline__ uint32_t round_tf32(float x)
+{
+    if constexpr (ADD_ROUND) return __float_as_uint(x) + 0x1000u;
+    return to_tf32(x);
+}
+
+template <int M_TILES, int N_TILES, int A_STRIDE, int B_STRIDE, bool B16, bool ADD_ROUND = false>
 __device__ __forceinline__ void load_fragments(uint32_t (&af)[M_TILES][4], uint32_t (&bf)[N_TILES][2],
                                                const float* a_tile, const float* b_tile, int lane)
 {
@@ -184,7 +196,7 @@ __device__ __forceinline__ void load_fragments(uint32_t (&af)[M_TILES][4], uint3
     for (int i = 0; i < M_TILES; ++i) {
         ldmatrix_x4(af[i], a_tile + (i * 16 + lane % 16) * A_STRIDE + lane / 16 * 4);
 #pragma unroll
-        for (int r = 0; r < 4; ++r) af[i][r] = to_tf32(__uint_as_float(af[i][r]));
+        for (int r = 0; r < 4; ++r) af[i][r] = round_tf32<ADD_ROUND>(__uint_as_float(af[i][r]));
     }
     if constexpr (B16) {
         static_assert(N_TILES % 4 == 0, "16-byte B loads cover n-tiles four at a time");
@@ -192,16 +204,16 @@ __device__ __forceinline__ void load_fragments(uint32_t (&af)[M_TILES][4], uint3
         for (int q = 0; q < N_TILES / 4; ++q) {
             const float4 lo = *reinterpret_cast<const float4*>(b_tile + t * B_STRIDE + q * 32 + 4 * g);
             const float4 hi = *reinterpret_cast<const float4*>(b_tile + (t + 4) * B_STRIDE + q * 32 + 4 * g);
-            bf[4 * q + 0][0] = to_tf32(lo.x), bf[4 * q + 0][1] = to_tf32(hi.x);
-            bf[4 * q + 1][0] = to_tf32(lo.y), bf[4 * q + 1][1] = to_tf32(hi.y);
-            bf[4 * q + 2][0] = to_tf32(lo.z), bf[4 * q + 2][1] = to_tf32(hi.z);
-            bf[4 * q + 3][0] = to_tf32(lo.w), bf[4 * q + 3][1] = to_tf32(hi.w);
+            bf[4 * q + 0][0] = round_tf32<ADD_ROUND>(lo.x), bf[4 * q + 0][1] = round_tf32<ADD_ROUND>(hi.x);
+            bf[4 * q + 1][0] = round_tf32<ADD_ROUND>(lo.y), bf[4 * q + 1][1] = round_tf32<ADD_ROUND>(hi.y);
+            bf[4 * q + 2][0] = round_tf32<ADD_ROUND>(lo.z), bf[4 * q + 2][1] = round_tf32<ADD_ROUND>(hi.z);
+            bf[4 * q + 3][0] = round_tf32<ADD_ROUND>(lo.w), bf[4 * q + 3][1] = round_tf32<ADD_ROUND>(hi.w);
         }
     } else {
 #pragma unroll
         for (int j = 0; j < N_TILES; ++j) {
-            bf[j][0] = to_tf32(b_tile[t * B_STRIDE + j * 8 + g]);
-            bf[j][1] = to_tf32(b_tile[(t + 4) * B_STRIDE + j * 8 + g]);
+            bf[j][0] = round_tf32<ADD_ROUND>(b_tile[t * B_STRIDE + j * 8 + g]);
+            bf[j][1] = round_tf32<ADD_ROUND>(b_tile[(t + 4) * B_STRIDE + j * 8 + g]);
         }
     }
 }
@@ -400,30 +412,6 @@ void launch_pipelined(const float* a, const float* b, float* c, int m, int k, in
     CUDA_CHECK(cudaGetLastError());
 }
 
-// TF32 rounding in one integer add: half of TF32's last place (bit 12) added to the float's bits;
-// the mma then ignores the low 13 bits. Ties round away from zero, as cvt.rna does; a carry out
-// of the mantissa moves the exponent up, as rounding should. (Infinity and NaN would need care;
-// a matrix of them is not this benchmark's.)
-__device__ __forceinline__ uint32_t to_tf32_by_add(float x) { return __float_as_uint(x) + 0x1000u; }
-
-template <int M_TILES, int N_TILES, int A_STRIDE, int B_STRIDE>
-__device__ __forceinline__ void load_fragments_add(uint32_t (&af)[M_TILES][4], uint32_t (&bf)[N_TILES][2],
-                                                   const float* a_tile, const float* b_tile, int lane)
-{
-    const int g = lane / 4, t = lane % 4;
-#pragma unroll
-    for (int i = 0; i < M_TILES; ++i) {
-        ldmatrix_x4(af[i], a_tile + (i * 16 + lane % 16) * A_STRIDE + lane / 16 * 4);
-#pragma unroll
-        for (int r = 0; r < 4; ++r) af[i][r] += 0x1000u;
-    }
-#pragma unroll
-    for (int j = 0; j < N_TILES; ++j) {
-        bf[j][0] = to_tf32_by_add(b_tile[t * B_STRIDE + j * 8 + g]);
-        bf[j][1] = to_tf32_by_add(b_tile[(t + 4) * B_STRIDE + j * 8 + g]);
-    }
-}
-
 // ---- Versions 9 to 12: fewer instructions a step, and no pause at a slice's start. -----------
 //
 // Nsight Compute on versions 0 and 4 (H100, 4096): 4.5 and 5.9 instructions issued per mma, the
@@ -479,12 +467,8 @@ __global__ void __launch_bounds__(BM / WM * (BN / WN) * 32, MIN_BLOCKS)
     };
     auto fragments = [&](uint32_t (&af)[M_TILES][4], uint32_t (&bf)[N_TILES][2], int s, int step) {
         const int buf = s % STAGES;
-        if constexpr (ADD_ROUND)
-            load_fragments_add<M_TILES, N_TILES, A_STRIDE, B_STRIDE>(af, bf, &as[buf][warp_row][step * 8],
-                                                                    &bs[buf][step * 8][warp_col], lane);
-        else
-            load_fragments<M_TILES, N_TILES, A_STRIDE, B_STRIDE, false>(af, bf, &as[buf][warp_row][step * 8],
-                                                                       &bs[buf][step * 8][warp_col], lane);
+        load_fragments<M_TILES, N_TILES, A_STRIDE, B_STRIDE, false, ADD_ROUND>(af, bf, &as[buf][warp_row][step * 8],
+                                                                              &bs[buf][step * 8][warp_col], lane);
     };
 
 #pragma unroll
@@ -534,131 +518,6 @@ void launch_streamlined(const float* a, const float* b, float* c, int m, int k, 
     CUDA_CHECK(cudaGetLastError());
 }
 
-// ---- Versions 14 to 17: each value rounded once, in shared memory, by the thread that copied it.
-//
-// Version 9 still issues one cvt per mma: every warp rounds its own fragments, so an element of A
-// is rounded once for each warp that reads it (BN / WN of them), and an element of B BM / WM
-// times. Here a thread rounds the 16-byte chunks it copied itself, in place, once its own copies
-// of the slice have landed (cp.async.wait_group waits for this thread's copies only: no barrier
-// is needed for that), half-way through the slice before; the barrier at that slice's end makes
-// the rounded values visible to every warp, whose fragments then load without a cvt.
-
-template <int BM, int BN, int BK, int THREADS>
-__device__ __forceinline__ void round_own_chunks(float (*as)[BK + A_PAD], float (*bs)[BN + B_PAD])
-{
-    constexpr int A_ROWS = THREADS * 4 / BK, B_ROWS = THREADS * 4 / BN;
-    const int tid = threadIdx.x;
-    auto round4 = [](float* at) {
-        float4 v = *reinterpret_cast<float4*>(at);
-        v.x = __uint_as_float(to_tf32(v.x)), v.y = __uint_as_float(to_tf32(v.y));
-        v.z = __uint_as_float(to_tf32(v.z)), v.w = __uint_as_float(to_tf32(v.w));
-        *reinterpret_cast<float4*>(at) = v;
-    };
-    float* a_own = &as[tid / (BK / 4)][tid % (BK / 4) * 4];
-    float* b_own = &bs[tid / (BN / 4)][tid % (BN / 4) * 4];
-#pragma unroll
-    for (int l = 0; l < BM / A_ROWS; ++l) round4(a_own + l * A_ROWS * (BK + A_PAD));
-#pragma unroll
-    for (int l = 0; l < BK / B_ROWS; ++l) round4(b_own + l * B_ROWS * (BN + B_PAD));
-}
-
-// Fragments of values already rounded to TF32: their bits go to the mma as they are.
-template <int M_TILES, int N_TILES, int A_STRIDE, int B_STRIDE>
-__device__ __forceinline__ void load_rounded_fragments(uint32_t (&af)[M_TILES][4], uint32_t (&bf)[N_TILES][2],
-                                                       const float* a_tile, const float* b_tile, int lane)
-{
-    const int g = lane / 4, t = lane % 4;
-#pragma unroll
-    for (int i = 0; i < M_TILES; ++i) ldmatrix_x4(af[i], a_tile + (i * 16 + lane % 16) * A_STRIDE + lane / 16 * 4);
-#pragma unroll
-    for (int j = 0; j < N_TILES; ++j) {
-        bf[j][0] = __float_as_uint(b_tile[t * B_STRIDE + j * 8 + g]);
-        bf[j][1] = __float_as_uint(b_tile[(t + 4) * B_STRIDE + j * 8 + g]);
-    }
-}
-
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int GROUP, bool EXACT>
-__global__ void __launch_bounds__(BM / WM * (BN / WN) * 32, MIN_BLOCKS)
-    rounded_once_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m,
-                        int k, int n)
-{
-#if __CUDA_ARCH__ >= 800
-    constexpr int THREADS = BM / WM * (BN / WN) * 32, M_TILES = WM / 16, N_TILES = WN / 8, STEPS = BK / 8;
-    constexpr int A_STRIDE = BK + A_PAD, B_STRIDE = BN + B_PAD;
-    static_assert(STAGES >= 3, "the slice being rounded, the one being read and the one being refilled");
-    extern __shared__ __align__(16) float shared[];
-    auto as = reinterpret_cast<float(*)[BM][A_STRIDE]>(shared);
-    auto bs = reinterpret_cast<float(*)[BK][B_STRIDE]>(shared + STAGES * BM * A_STRIDE);
-    const int2 tile = block_tile<BM, BN, GROUP>(m, n);
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int warp_row = warp / (BN / WN) * WM, warp_col = warp % (BN / WN) * WN;
-    const int slices = (k + BK - 1) / BK;
-
-    const float* a_at = a + (tile.x + threadIdx.x / (BK / 4)) * k + threadIdx.x % (BK / 4) * 4;
-    const float* b_at = b + (threadIdx.x / (BN / 4)) * n + tile.y + threadIdx.x % (BN / 4) * 4;
-    auto copy = [&](int s) {
-        const int buf = s % STAGES;
-        if constexpr (EXACT)
-            copy_slice_exact<BM, BN, BK, THREADS>(as[buf], bs[buf], a_at + s * BK, b_at + static_cast<size_t>(s) * BK * n, k, n);
-        else
-            copy_slice<BM, BN, BK, THREADS>(as[buf], bs[buf], a, b, m, k, n, tile, s * BK, threadIdx.x);
-    };
-    auto fragments = [&](uint32_t (&af)[M_TILES][4], uint32_t (&bf)[N_TILES][2], int s, int step) {
-        const int buf = s % STAGES;
-        load_rounded_fragments<M_TILES, N_TILES, A_STRIDE, B_STRIDE>(af, bf, &as[buf][warp_row][step * 8],
-                                                                    &bs[buf][step * 8][warp_col], lane);
-    };
-
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < slices) copy(s);
-        cp_async_commit();
-    }
-    cp_async_wait<STAGES - 2>();
-    round_own_chunks<BM, BN, BK, THREADS>(as[0], bs[0]);
-    __syncthreads();
-
-    float acc[M_TILES][N_TILES][4] = {};
-    uint32_t af[2][M_TILES][4], bf[2][N_TILES][2];
-    fragments(af[0], bf[0], 0, 0);
-    for (int s = 0; s < slices; ++s) {
-        if (s + STAGES - 1 < slices) copy(s + STAGES - 1);
-        cp_async_commit();
-#pragma unroll
-        for (int step = 0; step < STEPS; ++step) {
-            const int next = (step + 1) % 2;
-            if (step + 1 < STEPS) {
-                fragments(af[next], bf[next], s, step + 1);
-            } else if (s + 1 < slices) {
-                __syncthreads();  // slice s + 1, rounded by every thread, is visible to all
-                fragments(af[next], bf[next], s + 1, 0);
-            }
-            mma_all(acc, af[step % 2], bf[step % 2]);
-            if (step == STEPS / 2 - 1 && s + 1 < slices) {
-                cp_async_wait<STAGES - 2>();  // this thread's copies of slice s + 1 have landed
-                round_own_chunks<BM, BN, BK, THREADS>(as[(s + 1) % STAGES], bs[(s + 1) % STAGES]);
-            }
-        }
-    }
-    cp_async_wait_all();
-    store_tile<M_TILES, N_TILES, false>(c, m, n, tile.x + warp_row, tile.y + warp_col, acc, lane);
-#else
-    __trap();
-#endif
-}
-
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int GROUP>
-void launch_rounded_once(const float* a, const float* b, float* c, int m, int k, int n)
-{
-    constexpr int bytes = tc_shared_bytes(BM, BN, BK, STAGES);
-    const bool exact = m % BM == 0 && n % BN == 0 && k % BK == 0;
-    const auto kernel = exact ? rounded_once_kernel<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, true>
-                              : rounded_once_kernel<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, false>;
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    kernel<<<grid_for<BM, BN, GROUP>(m, n), BM / WM * (BN / WN) * 32, bytes>>>(a, b, c, m, k, n);
-    CUDA_CHECK(cudaGetLastError());
-}
-
 // ---- The versions and the run. ------------------------------------------------------------
 
 using Launch = void (*)(const float*, const float*, float*, int, int, int);
@@ -669,59 +528,53 @@ struct Version {
     const void* kernel;  // for its registers and spills (none: the solution, which picks its own)
 };
 
+// A version of each family: its launcher and, for its registers, its kernel on exact sizes.
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int GROUP, bool B16>
+Version synced(const char* name)
+{
+    return {name, launch_synced<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, B16>,
+            reinterpret_cast<const void*>(synced_kernel<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, B16>)};
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int AHEAD, int GROUP, bool B16>
+Version pipelined(const char* name)
+{
+    return {name, launch_pipelined<BM, BN, BK, WM, WN, STAGES, AHEAD, GROUP, B16>,
+            reinterpret_cast<const void*>(pipelined_kernel<BM, BN, BK, WM, WN, STAGES, AHEAD, GROUP, B16>)};
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int GROUP, bool ADD_ROUND = false>
+Version streamlined(const char* name)
+{
+    return {name, launch_streamlined<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, ADD_ROUND>,
+            reinterpret_cast<const void*>(
+                streamlined_kernel<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, true, ADD_ROUND>)};
+}
+
 const std::vector<Version>& versions()
 {
     static const std::vector<Version> all = {
         {"the solution (128 x 128, 4 warps, 3 stages, 2 blocks an SM)", ::launch_matmul_tensor_cores, nullptr},
-        {"solution, blocks in groups of 8 tile rows", launch_synced<128, 128, 32, 64, 64, 3, 2, 8, false>,
-         reinterpret_cast<const void*>(synced_kernel<128, 128, 32, 64, 64, 3, 2, 8, false>)},
-        {"solution, 16-byte B fragment loads", launch_synced<128, 128, 32, 64, 64, 3, 2, 0, true>,
-         reinterpret_cast<const void*>(synced_kernel<128, 128, 32, 64, 64, 3, 2, 0, true>)},
-        {"solution, groups of 8 and 16-byte B loads", launch_synced<128, 128, 32, 64, 64, 3, 2, 8, true>,
-         reinterpret_cast<const void*>(synced_kernel<128, 128, 32, 64, 64, 3, 2, 8, true>)},
-        {"256 x 128, 8 warps, 4 mbarrier stages of 32, 2 ahead", launch_pipelined<256, 128, 32, 64, 64, 4, 2, 8, true>,
-         reinterpret_cast<const void*>(pipelined_kernel<256, 128, 32, 64, 64, 4, 2, 8, true>)},
-        {"128 x 256, 8 warps, 4 mbarrier stages of 32, 2 ahead", launch_pipelined<128, 256, 32, 64, 64, 4, 2, 8, true>,
-         reinterpret_cast<const void*>(pipelined_kernel<128, 256, 32, 64, 64, 4, 2, 8, true>)},
-        {"256 x 128, 8 warps, 7 mbarrier stages of 16, 5 ahead", launch_pipelined<256, 128, 16, 64, 64, 7, 5, 8, true>,
-         reinterpret_cast<const void*>(pipelined_kernel<256, 128, 16, 64, 64, 7, 5, 8, true>)},
-        {"256 x 128, 8 warps, 4 mbarrier stages of 32, 3 ahead", launch_pipelined<256, 128, 32, 64, 64, 4, 3, 8, true>,
-         reinterpret_cast<const void*>(pipelined_kernel<256, 128, 32, 64, 64, 4, 3, 8, true>)},
-        {"256 x 128, 8 warps, 4 stages, 2 ahead, blocks in launch order",
-         launch_pipelined<256, 128, 32, 64, 64, 4, 2, 0, true>,
-         reinterpret_cast<const void*>(pipelined_kernel<256, 128, 32, 64, 64, 4, 2, 0, true>)},
-        {"solution, exact copies, next slice's fragments early", launch_streamlined<128, 128, 32, 64, 64, 3, 2, 0>,
-         reinterpret_cast<const void*>(streamlined_kernel<128, 128, 32, 64, 64, 3, 2, 0, true>)},
-        {"9 with 256 x 128, 8 warps, 4 stages, groups of 8", launch_streamlined<256, 128, 32, 64, 64, 4, 1, 8>,
-         reinterpret_cast<const void*>(streamlined_kernel<256, 128, 32, 64, 64, 4, 1, 8, true>)},
-        {"9 with 128 x 256, 8 warps, 4 stages, groups of 8", launch_streamlined<128, 256, 32, 64, 64, 4, 1, 8>,
-         reinterpret_cast<const void*>(streamlined_kernel<128, 256, 32, 64, 64, 4, 1, 8, true>)},
-        {"9 with 256 x 128, 8 warps, 3 stages, groups of 8", launch_streamlined<256, 128, 32, 64, 64, 3, 1, 8>,
-         reinterpret_cast<const void*>(streamlined_kernel<256, 128, 32, 64, 64, 3, 1, 8, true>)},
-        {"9 with groups of 8", launch_streamlined<128, 128, 32, 64, 64, 3, 2, 8>,
-         reinterpret_cast<const void*>(streamlined_kernel<128, 128, 32, 64, 64, 3, 2, 8, true>)},
-        {"9, each value rounded once in shared memory", launch_rounded_once<128, 128, 32, 64, 64, 3, 2, 0>,
-         reinterpret_cast<const void*>(rounded_once_kernel<128, 128, 32, 64, 64, 3, 2, 0, true>)},
-        {"14 with 256 x 128, 8 warps, 4 stages, groups of 8", launch_rounded_once<256, 128, 32, 64, 64, 4, 1, 8>,
-         reinterpret_cast<const void*>(rounded_once_kernel<256, 128, 32, 64, 64, 4, 1, 8, true>)},
-        {"14 with 256 x 128, 8 warps, 4 stages", launch_rounded_once<256, 128, 32, 64, 64, 4, 1, 0>,
-         reinterpret_cast<const void*>(rounded_once_kernel<256, 128, 32, 64, 64, 4, 1, 0, true>)},
-        {"14 with 128 x 256, 8 warps, 4 stages", launch_rounded_once<128, 256, 32, 64, 64, 4, 1, 0>,
-         reinterpret_cast<const void*>(rounded_once_kernel<128, 256, 32, 64, 64, 4, 1, 0, true>)},
-        {"9 with 8 warps of 64 x 32: 4 warps a scheduler", launch_streamlined<128, 128, 32, 64, 32, 3, 2, 0>,
-         reinterpret_cast<const void*>(streamlined_kernel<128, 128, 32, 64, 32, 3, 2, 0, true>)},
-        {"9 with 256 x 128, 16 warps of 64 x 32, 4 stages, groups of 8", launch_streamlined<256, 128, 32, 64, 32, 4, 1, 8>,
-         reinterpret_cast<const void*>(streamlined_kernel<256, 128, 32, 64, 32, 4, 1, 8, true>)},
-        {"9 with 8 warps of 32 x 64: 4 warps a scheduler", launch_streamlined<128, 128, 32, 32, 64, 3, 2, 0>,
-         reinterpret_cast<const void*>(streamlined_kernel<128, 128, 32, 32, 64, 3, 2, 0, true>)},
-        {"9 with 256 x 128, 16 warps of 64 x 32, 3 stages, groups of 8", launch_streamlined<256, 128, 32, 64, 32, 3, 1, 8>,
-         reinterpret_cast<const void*>(streamlined_kernel<256, 128, 32, 64, 32, 3, 1, 8, true>)},
-        {"9, rounding by an integer add instead of cvt", launch_streamlined<128, 128, 32, 64, 64, 3, 2, 0, true>,
-         reinterpret_cast<const void*>(streamlined_kernel<128, 128, 32, 64, 64, 3, 2, 0, true, true>)},
-        {"10, rounding by an integer add instead of cvt", launch_streamlined<256, 128, 32, 64, 64, 4, 1, 8, true>,
-         reinterpret_cast<const void*>(streamlined_kernel<256, 128, 32, 64, 64, 4, 1, 8, true, true>)},
-        {"18, rounding by an integer add instead of cvt", launch_streamlined<128, 128, 32, 64, 32, 3, 2, 0, true>,
-         reinterpret_cast<const void*>(streamlined_kernel<128, 128, 32, 64, 32, 3, 2, 0, true, true>)},
+        synced<128, 128, 32, 64, 64, 3, 2, 8, false>("solution, blocks in groups of 8 tile rows"),
+        synced<128, 128, 32, 64, 64, 3, 2, 0, true>("solution, 16-byte B fragment loads"),
+        synced<128, 128, 32, 64, 64, 3, 2, 8, true>("solution, groups of 8 and 16-byte B loads"),
+        pipelined<256, 128, 32, 64, 64, 4, 2, 8, true>("256 x 128, 8 warps, 4 mbarrier stages of 32, 2 ahead"),
+        pipelined<128, 256, 32, 64, 64, 4, 2, 8, true>("128 x 256, 8 warps, 4 mbarrier stages of 32, 2 ahead"),
+        pipelined<256, 128, 16, 64, 64, 7, 5, 8, true>("256 x 128, 8 warps, 7 mbarrier stages of 16, 5 ahead"),
+        pipelined<256, 128, 32, 64, 64, 4, 3, 8, true>("256 x 128, 8 warps, 4 mbarrier stages of 32, 3 ahead"),
+        pipelined<256, 128, 32, 64, 64, 4, 2, 0, true>("256 x 128, 8 warps, 4 stages, 2 ahead, blocks in launch order"),
+        streamlined<128, 128, 32, 64, 64, 3, 2, 0>("solution, exact copies, next slice's fragments early"),
+        streamlined<256, 128, 32, 64, 64, 4, 1, 8>("9 with 256 x 128, 8 warps, 4 stages, groups of 8"),
+        streamlined<128, 256, 32, 64, 64, 4, 1, 8>("9 with 128 x 256, 8 warps, 4 stages, groups of 8"),
+        streamlined<256, 128, 32, 64, 64, 3, 1, 8>("9 with 256 x 128, 8 warps, 3 stages, groups of 8"),
+        streamlined<128, 128, 32, 64, 64, 3, 2, 8>("9 with groups of 8"),
+        streamlined<128, 128, 32, 64, 32, 3, 2, 0>("9 with 8 warps of 64 x 32: 4 warps a scheduler"),
+        streamlined<256, 128, 32, 64, 32, 4, 1, 8>("9 with 256 x 128, 16 warps of 64 x 32, 4 stages, groups of 8"),
+        streamlined<128, 128, 32, 32, 64, 3, 2, 0>("9 with 8 warps of 32 x 64: 4 warps a scheduler"),
+        streamlined<256, 128, 32, 64, 32, 3, 1, 8>("9 with 256 x 128, 16 warps of 64 x 32, 3 stages, groups of 8"),
+        streamlined<128, 128, 32, 64, 64, 3, 2, 0, true>("9, rounding by an integer add instead of cvt"),
+        streamlined<256, 128, 32, 64, 64, 4, 1, 8, true>("10, rounding by an integer add instead of cvt"),
+        streamlined<128, 128, 32, 64, 32, 3, 2, 0, true>("14, rounding by an integer add instead of cvt"),
     };
     return all;
 }
