@@ -138,13 +138,14 @@ void put_record(wire::Message& message, const LaunchRecord& record)
     LaunchRecord sent = record;
     sent.kernels = distinct(record.kernels);
     sent.still_running = distinct(record.still_running);
+    // Each name costs its length and a length field; half a message leaves room for the rest.
     std::size_t bytes = 64 + sent.unavailable.size();
     for (const std::string& name : sent.kernels) bytes += name.size() + 8;
     for (const std::string& name : sent.still_running) bytes += name.size() + 8;
     if (bytes > wire::kMaxMessage / 2) {
+        const std::size_t kinds = sent.kernels.size();
         sent = LaunchRecord{};
-        sent.unavailable = "the call launched " + std::to_string(distinct(record.kernels).size()) +
-                           " different kernels, too many to list";
+        sent.unavailable = "the call launched " + std::to_string(kinds) + " different kernels, too many to list";
     }
     message.put(static_cast<std::uint32_t>(sent.kernels.size()));
     for (const std::string& kernel : sent.kernels) message.put_string(kernel);
