@@ -172,10 +172,6 @@ __device__ void copy_slice(float (*as)[BK + A_PAD], float (*bs)[BN + B_PAD], con
     }
 }
 
-// One step of 8 along k: the warp's fragments from its corner of the stage (a_tile: its first row
-// of A at the step's column; b_tile: the step's row of B at its first column), rounded to TF32.
-// B16: lane (g, t) reads 4 neighbouring floats of B's row, b0 of n-tiles 4q .. 4q + 3, so that
-// n-tile j = 4q + r holds column 32q + 4g + r at the mma's column g (store_tile undoes it).
 // TF32 rounding: cvt, or (ADD_ROUND) one integer add of half of TF32's last place (bit 12) to the
 // float's bits, the mma then ignoring the low 13 bits. Ties round away from zero, as cvt.rna does;
 // a carry out of the mantissa moves the exponent up, as rounding should. (Infinity and NaN would
@@ -187,6 +183,11 @@ __device__ __forceinline__ uint32_t round_tf32(float x)
     return to_tf32(x);
 }
 
+// One step of 8 along k: the warp's fragments from its corner of the stage (a_tile: its first row
+// of A at the step's column; b_tile: the step's row of B at its first column), rounded to TF32.
+// B16: lane (g, t) reads 4 neighbouring floats of B's row, b0 of n-tiles 4q .. 4q + 3, so that
+// n-tile j = 4q + r holds column 32q + 4g + r at the mma's column g (store_tile undoes it).
+// ADD_ROUND: rounded by round_tf32's integer add instead of cvt.
 template <int M_TILES, int N_TILES, int A_STRIDE, int B_STRIDE, bool B16, bool ADD_ROUND = false>
 __device__ __forceinline__ void load_fragments(uint32_t (&af)[M_TILES][4], uint32_t (&bf)[N_TILES][2],
                                                const float* a_tile, const float* b_tile, int lane)
@@ -412,7 +413,7 @@ void launch_pipelined(const float* a, const float* b, float* c, int m, int k, in
     CUDA_CHECK(cudaGetLastError());
 }
 
-// ---- Versions 9 to 12: fewer instructions a step, and no pause at a slice's start. -----------
+// ---- Versions 9 to 20: fewer instructions a step, and no pause at a slice's start. -----------
 //
 // Nsight Compute on versions 0 and 4 (H100, 4096): 4.5 and 5.9 instructions issued per mma, the
 // tensor pipe busy half the time, under one warp in two eligible to issue. Two changes here:
