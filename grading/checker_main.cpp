@@ -281,17 +281,24 @@ std::optional<std::string> probe_to_run(int argc, char** argv)
 int run_probe_alone(const std::string& probe)
 {
     // A run started by a checker held for its turn (behind a gate) starts its tool and runner,
-    // then waits at the gate before anything touches the GPU: CUDA's start, in this process and
-    // in the runner under the tool, runs work on the GPU (compute-sanitizer's above all), which
-    // would share it with the measurements of the lab before. Any other run starts CUDA at once.
+    // and its own CUDA, then waits at the gate. This process's CUDA start is an ordinary one, as
+    // the held checker's and its runners' are, made while the lab before runs: CUDA starts one
+    // process at a time, and after the gate each tool run would otherwise queue for it twice.
+    // The runner under the tool starts CUDA only after the gate, at the first call: there CUDA's
+    // start runs work on the GPU (compute-sanitizer's above all), which would share it with the
+    // measurements of the lab before. Any other run starts CUDA at once.
     const bool gated = probe_behind_gate();
 #ifndef WORKBOOK_CHECKER_WITHOUT_GPU
     // The tool wrapped around the runner (compute-sanitizer) starts while this process does.
     remote::student_runner().start_early(gated);
 #endif
     constexpr int exit_not_needed = 3;  // the gate closed without opening: the checker is gone
-    if (gated && !pass_probe_gate()) return exit_not_needed;
     const DeviceProbe device = probe_device();
+    if (device.status == DeviceProbe::Status::ok) {
+        cudaFree(nullptr);
+        cudaGetLastError();  // an error here shows again, and is reported, at the probe's first call
+    }
+    if (gated && !pass_probe_gate()) return exit_not_needed;
     if (device.status != DeviceProbe::Status::ok) {
         std::fprintf(stderr, "%s\nThe probe was not run.\n", device.message.c_str());
         return exit_no_device;
