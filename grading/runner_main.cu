@@ -133,26 +133,29 @@ std::vector<std::string> distinct(const std::vector<std::string>& names)
     return once;
 }
 
-void put_record(wire::Message& message, const LaunchRecord& record)
+// The record message: what the call launched, each kernel name once. One that a message cannot
+// carry (thousands of kernels of different names) says so instead of listing them.
+wire::Message record_message(const LaunchRecord& record)
 {
+    const auto encode = [](const LaunchRecord& sent) {
+        wire::Message message(wire::Op::record);
+        message.put(static_cast<std::uint32_t>(sent.kernels.size()));
+        for (const std::string& kernel : sent.kernels) message.put_string(kernel);
+        message.put(static_cast<std::uint64_t>(sent.device_to_host_bytes));
+        message.put(static_cast<std::uint32_t>(sent.still_running.size()));
+        for (const std::string& kernel : sent.still_running) message.put_string(kernel);
+        message.put_string(sent.unavailable);
+        return message;
+    };
     LaunchRecord sent = record;
     sent.kernels = distinct(record.kernels);
     sent.still_running = distinct(record.still_running);
-    // Each name costs its length and a length field; half a message leaves room for the rest.
-    std::size_t bytes = 64 + sent.unavailable.size();
-    for (const std::string& name : sent.kernels) bytes += name.size() + 8;
-    for (const std::string& name : sent.still_running) bytes += name.size() + 8;
-    if (bytes > wire::kMaxMessage / 2) {
-        const std::size_t kinds = sent.kernels.size();
-        sent = LaunchRecord{};
-        sent.unavailable = "the call launched " + std::to_string(kinds) + " different kernels, too many to list";
-    }
-    message.put(static_cast<std::uint32_t>(sent.kernels.size()));
-    for (const std::string& kernel : sent.kernels) message.put_string(kernel);
-    message.put(static_cast<std::uint64_t>(sent.device_to_host_bytes));
-    message.put(static_cast<std::uint32_t>(sent.still_running.size()));
-    for (const std::string& kernel : sent.still_running) message.put_string(kernel);
-    message.put_string(sent.unavailable);
+    wire::Message message = encode(sent);
+    if (message.bytes().size() <= wire::kMaxMessage) return message;
+    LaunchRecord too_large;
+    too_large.unavailable = "the call launched " + std::to_string(sent.kernels.size()) +
+                            " different kernels, too many to list";
+    return encode(too_large);
 }
 
 // How a call ended: what "done" tells the judge.
@@ -281,9 +284,7 @@ bool serve_call(int socket, wire::Reader& request, bool ping)
     }
     if (!wire::send(socket, done_message(outcome, result))) return false;
 
-    wire::Message record(wire::Op::record);
-    put_record(record, what_it_launched(recording, outcome));
-    if (!wire::send(socket, record)) return false;
+    if (!wire::send(socket, record_message(what_it_launched(recording, outcome)))) return false;
     Arguments::forget_stale_allocations();
     return true;
 }
