@@ -191,16 +191,20 @@ __device__ void copy_slice(float (*as)[BK + A_PAD], float (*bs)[BN + B_PAD], con
     }
 }
 
-// TF32 rounding: cvt, or (ADD_ROUND) one integer add of half of TF32's last place (bit 12) to the
-// float's bits, the mma then ignoring the low 13 bits. Ties round away from zero, as cvt.rna does;
-// a carry out of the mantissa moves the exponent up, as rounding should. (Infinity and NaN would
-// need care; a matrix of them is not this benchmark's.)
-// ROUND 2 (the bounds, versions 21 to 24 only): no rounding at all, the mma cutting the bits.
-template <int ROUND>
+// How a fragment is made TF32:
+// - cvt: to_tf32, as the solution does;
+// - add: one integer add of half of TF32's last place (bit 12) to the float's bits, the mma then
+//   ignoring the low 13 bits. Ties round away from zero, as cvt.rna does; a carry out of the
+//   mantissa moves the exponent up, as rounding should. (Infinity and NaN would need care; a
+//   matrix of them is not this benchmark's.)
+// - none: not at all, the mma cutting the bits (a bound only, version 23).
+enum class Rounding { cvt, add, none };
+
+template <Rounding ROUND>
 __device__ __forceinline__ uint32_t round_tf32(float x)
 {
-    if constexpr (ROUND == 2) return __float_as_uint(x);
-    if constexpr (ROUND == 1) return __float_as_uint(x) + 0x1000u;
+    if constexpr (ROUND == Rounding::none) return __float_as_uint(x);
+    if constexpr (ROUND == Rounding::add) return __float_as_uint(x) + 0x1000u;
     return to_tf32(x);
 }
 
@@ -208,8 +212,8 @@ __device__ __forceinline__ uint32_t round_tf32(float x)
 // of A at the step's column; b_tile: the step's row of B at its first column), rounded to TF32.
 // B16: lane (g, t) reads 4 neighbouring floats of B's row, b0 of n-tiles 4q .. 4q + 3, so that
 // n-tile j = 4q + r holds column 32q + 4g + r at the mma's column g (store_tile undoes it).
-// ADD_ROUND: rounded by round_tf32's integer add instead of cvt.
-template <int M_TILES, int N_TILES, int A_STRIDE, int B_STRIDE, bool B16, int ADD_ROUND = 0>
+// ROUND: how round_tf32 makes them TF32.
+template <int M_TILES, int N_TILES, int A_STRIDE, int B_STRIDE, bool B16, Rounding ROUND = Rounding::cvt>
 __device__ __forceinline__ void load_fragments(uint32_t (&af)[M_TILES][4], uint32_t (&bf)[N_TILES][2],
                                                const float* a_tile, const float* b_tile, int lane)
 {
@@ -218,7 +222,7 @@ __device__ __forceinline__ void load_fragments(uint32_t (&af)[M_TILES][4], uint3
     for (int i = 0; i < M_TILES; ++i) {
         ldmatrix_x4(af[i], a_tile + (i * 16 + lane % 16) * A_STRIDE + lane / 16 * 4);
 #pragma unroll
-        for (int r = 0; r < 4; ++r) af[i][r] = round_tf32<ADD_ROUND>(__uint_as_float(af[i][r]));
+        for (int r = 0; r < 4; ++r) af[i][r] = round_tf32<ROUND>(__uint_as_float(af[i][r]));
     }
     if constexpr (B16) {
         static_assert(N_TILES % 4 == 0, "16-byte B loads cover n-tiles four at a time");
@@ -226,16 +230,16 @@ __device__ __forceinline__ void load_fragments(uint32_t (&af)[M_TILES][4], uint3
         for (int q = 0; q < N_TILES / 4; ++q) {
             const float4 lo = *reinterpret_cast<const float4*>(b_tile + t * B_STRIDE + q * 32 + 4 * g);
             const float4 hi = *reinterpret_cast<const float4*>(b_tile + (t + 4) * B_STRIDE + q * 32 + 4 * g);
-            bf[4 * q + 0][0] = round_tf32<ADD_ROUND>(lo.x), bf[4 * q + 0][1] = round_tf32<ADD_ROUND>(hi.x);
-            bf[4 * q + 1][0] = round_tf32<ADD_ROUND>(lo.y), bf[4 * q + 1][1] = round_tf32<ADD_ROUND>(hi.y);
-            bf[4 * q + 2][0] = round_tf32<ADD_ROUND>(lo.z), bf[4 * q + 2][1] = round_tf32<ADD_ROUND>(hi.z);
-            bf[4 * q + 3][0] = round_tf32<ADD_ROUND>(lo.w), bf[4 * q + 3][1] = round_tf32<ADD_ROUND>(hi.w);
+            bf[4 * q + 0][0] = round_tf32<ROUND>(lo.x), bf[4 * q + 0][1] = round_tf32<ROUND>(hi.x);
+            bf[4 * q + 1][0] = round_tf32<ROUND>(lo.y), bf[4 * q + 1][1] = round_tf32<ROUND>(hi.y);
+            bf[4 * q + 2][0] = round_tf32<ROUND>(lo.z), bf[4 * q + 2][1] = round_tf32<ROUND>(hi.z);
+            bf[4 * q + 3][0] = round_tf32<ROUND>(lo.w), bf[4 * q + 3][1] = round_tf32<ROUND>(hi.w);
         }
     } else {
 #pragma unroll
         for (int j = 0; j < N_TILES; ++j) {
-            bf[j][0] = round_tf32<ADD_ROUND>(b_tile[t * B_STRIDE + j * 8 + g]);
-            bf[j][1] = round_tf32<ADD_ROUND>(b_tile[(t + 4) * B_STRIDE + j * 8 + g]);
+            bf[j][0] = round_tf32<ROUND>(b_tile[t * B_STRIDE + j * 8 + g]);
+            bf[j][1] = round_tf32<ROUND>(b_tile[(t + 4) * B_STRIDE + j * 8 + g]);
         }
     }
 }
@@ -460,12 +464,17 @@ __device__ __forceinline__ void copy_slice_exact(float (*as)[BK + A_PAD], float 
     for (int l = 0; l < BK / B_ROWS; ++l) cp_async16(b_dst + l * B_ROWS * (BN + B_PAD), b_at + l * B_ROWS * n, 16);
 }
 
-// BOUND (versions 21 to 26, not products): 1, the loop copies nothing, each slice multiplies a
-// stage loaded before it (what the copies and their waits cost); 2, nor does it wait at a barrier;
-// 3, it copies as 0 does but never waits for a copy to land (what the copies cost to issue and
-// carry, without their latency).
+// Versions 21 to 26 are bounds, not products: parts of the loop taken out, to see what each costs.
+// - none: the product;
+// - no_copies: the loop copies nothing, each slice multiplies a stage loaded before the loop
+//   (what the copies and their waits cost);
+// - no_copies_no_barrier: nor does it wait at a barrier;
+// - unwaited_copies: it copies as the product does but never waits for a copy to land (what the
+//   copies cost to issue and carry, without their latency).
+enum class Bound { none, no_copies, no_copies_no_barrier, unwaited_copies };
+
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int GROUP, bool EXACT,
-          int ADD_ROUND = 0, int BOUND = 0>
+          Rounding ROUND = Rounding::cvt, Bound BOUND = Bound::none>
 __global__ void __launch_bounds__(BM / WM * (BN / WN) * 32, MIN_BLOCKS)
     streamlined_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m,
                        int k, int n)
@@ -480,6 +489,9 @@ __global__ void __launch_bounds__(BM / WM * (BN / WN) * 32, MIN_BLOCKS)
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int warp_row = warp / (BN / WN) * WM, warp_col = warp % (BN / WN) * WN;
     const int slices = (k + BK - 1) / BK;
+    // The bounds without copies multiply the STAGES - 1 stages loaded before the loop, round and round.
+    constexpr bool COPIES = BOUND == Bound::none || BOUND == Bound::unwaited_copies;
+    const auto stage_of = [&](int s) { return COPIES ? s : s % (STAGES - 1); };
 
     // EXACT: the thread's first chunk of A and of B, moved along k slice by slice.
     const float* a_at = a + (tile.x + threadIdx.x / (BK / 4)) * k + threadIdx.x % (BK / 4) * 4;
@@ -493,7 +505,7 @@ __global__ void __launch_bounds__(BM / WM * (BN / WN) * 32, MIN_BLOCKS)
     };
     auto fragments = [&](uint32_t (&af)[M_TILES][4], uint32_t (&bf)[N_TILES][2], int s, int step) {
         const int buf = s % STAGES;
-        load_fragments<M_TILES, N_TILES, A_STRIDE, B_STRIDE, false, ADD_ROUND>(af, bf, &as[buf][warp_row][step * 8],
+        load_fragments<M_TILES, N_TILES, A_STRIDE, B_STRIDE, false, ROUND>(af, bf, &as[buf][warp_row][step * 8],
                                                                               &bs[buf][step * 8][warp_col], lane);
     };
 
@@ -510,17 +522,17 @@ __global__ void __launch_bounds__(BM / WM * (BN / WN) * 32, MIN_BLOCKS)
     fragments(af[0], bf[0], 0, 0);
     for (int s = 0; s < slices; ++s) {
         // Slice s - 1's stage was last read before the barrier at the end of slice s - 1.
-        if ((BOUND == 0 || BOUND == 3) && s + STAGES - 1 < slices) copy(s + STAGES - 1);
+        if (COPIES && s + STAGES - 1 < slices) copy(s + STAGES - 1);
         cp_async_commit();
 #pragma unroll
         for (int step = 0; step < STEPS; ++step) {
             const int next = (step + 1) % 2;
             if (step + 1 < STEPS) {
-                fragments(af[next], bf[next], BOUND == 1 || BOUND == 2 ? s % (STAGES - 1) : s, step + 1);
+                fragments(af[next], bf[next], stage_of(s), step + 1);
             } else if (s + 1 < slices) {
-                if (BOUND == 0) cp_async_wait<STAGES - 2>();  // slice s + 1 has landed, in every thread's copies
-                if (BOUND != 2) __syncthreads();
-                fragments(af[next], bf[next], BOUND == 1 || BOUND == 2 ? (s + 1) % (STAGES - 1) : s + 1, 0);
+                if (BOUND == Bound::none) cp_async_wait<STAGES - 2>();  // slice s + 1 has landed, in every thread's copies
+                if (BOUND != Bound::no_copies_no_barrier) __syncthreads();
+                fragments(af[next], bf[next], stage_of(s + 1), 0);
             }
             mma_all(acc, af[step % 2], bf[step % 2]);
         }
@@ -532,14 +544,14 @@ __global__ void __launch_bounds__(BM / WM * (BN / WN) * 32, MIN_BLOCKS)
 #endif
 }
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int GROUP, int ADD_ROUND = 0,
-          int BOUND = 0>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int GROUP,
+          Rounding ROUND = Rounding::cvt, Bound BOUND = Bound::none>
 void launch_streamlined(const float* a, const float* b, float* c, int m, int k, int n)
 {
     constexpr int bytes = tc_shared_bytes(BM, BN, BK, STAGES);
     const bool exact = m % BM == 0 && n % BN == 0 && k % BK == 0;
-    const auto kernel = exact ? streamlined_kernel<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, true, ADD_ROUND, BOUND>
-                              : streamlined_kernel<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, false, ADD_ROUND, BOUND>;
+    const auto kernel = exact ? streamlined_kernel<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, true, ROUND, BOUND>
+                              : streamlined_kernel<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, false, ROUND, BOUND>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     kernel<<<grid_for<BM, BN, GROUP>(m, n), BM / WM * (BN / WN) * 32, bytes>>>(a, b, c, m, k, n);
     CUDA_CHECK(cudaGetLastError());
@@ -571,14 +583,14 @@ Version pipelined(const char* name)
             reinterpret_cast<const void*>(pipelined_kernel<BM, BN, BK, WM, WN, STAGES, AHEAD, GROUP, B16>)};
 }
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int GROUP, int ADD_ROUND = 0,
-          int BOUND = 0>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int GROUP,
+          Rounding ROUND = Rounding::cvt, Bound BOUND = Bound::none>
 Version streamlined(const char* name)
 {
-    return {name, launch_streamlined<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, ADD_ROUND, BOUND>,
+    return {name, launch_streamlined<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, ROUND, BOUND>,
             reinterpret_cast<const void*>(
-                streamlined_kernel<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, true, ADD_ROUND, BOUND>),
-            BOUND != 0};
+                streamlined_kernel<BM, BN, BK, WM, WN, STAGES, MIN_BLOCKS, GROUP, true, ROUND, BOUND>),
+            BOUND != Bound::none};
 }
 
 const std::vector<Version>& versions()
@@ -602,15 +614,15 @@ const std::vector<Version>& versions()
         streamlined<256, 128, 32, 64, 32, 4, 1, 8>("9 with 256 x 128, 16 warps of 64 x 32, 4 stages, groups of 8"),
         streamlined<128, 128, 32, 32, 64, 3, 2, 0>("9 with 8 warps of 32 x 64: 4 warps a scheduler"),
         streamlined<256, 128, 32, 64, 32, 3, 1, 8>("9 with 256 x 128, 16 warps of 64 x 32, 3 stages, groups of 8"),
-        streamlined<128, 128, 32, 64, 64, 3, 2, 0, true>("9, rounding by an integer add instead of cvt"),
-        streamlined<256, 128, 32, 64, 64, 4, 1, 8, true>("10, rounding by an integer add instead of cvt"),
-        streamlined<128, 128, 32, 64, 32, 3, 2, 0, true>("14, rounding by an integer add instead of cvt"),
-        streamlined<128, 128, 32, 64, 64, 3, 2, 0, 0, 1>("bound: 9 copying nothing (a barrier a slice)"),
-        streamlined<128, 128, 32, 64, 64, 3, 2, 0, 0, 2>("bound: 9 copying nothing, no barrier"),
-        streamlined<128, 128, 32, 64, 64, 3, 2, 0, 2, 2>("bound: 9 copying nothing, no barrier, no rounding"),
-        streamlined<256, 128, 32, 64, 64, 4, 1, 8, 0, 2>("bound: 10 copying nothing, no barrier"),
-        streamlined<128, 128, 32, 64, 64, 3, 2, 0, 0, 3>("bound: 9 never waiting for its copies"),
-        streamlined<256, 128, 32, 64, 64, 4, 1, 8, 0, 3>("bound: 10 never waiting for its copies"),
+        streamlined<128, 128, 32, 64, 64, 3, 2, 0, Rounding::add>("9, rounding by an integer add instead of cvt"),
+        streamlined<256, 128, 32, 64, 64, 4, 1, 8, Rounding::add>("10, rounding by an integer add instead of cvt"),
+        streamlined<128, 128, 32, 64, 32, 3, 2, 0, Rounding::add>("14, rounding by an integer add instead of cvt"),
+        streamlined<128, 128, 32, 64, 64, 3, 2, 0, Rounding::cvt, Bound::no_copies>("bound: 9 copying nothing (a barrier a slice)"),
+        streamlined<128, 128, 32, 64, 64, 3, 2, 0, Rounding::cvt, Bound::no_copies_no_barrier>("bound: 9 copying nothing, no barrier"),
+        streamlined<128, 128, 32, 64, 64, 3, 2, 0, Rounding::none, Bound::no_copies_no_barrier>("bound: 9 copying nothing, no barrier, no rounding"),
+        streamlined<256, 128, 32, 64, 64, 4, 1, 8, Rounding::cvt, Bound::no_copies_no_barrier>("bound: 10 copying nothing, no barrier"),
+        streamlined<128, 128, 32, 64, 64, 3, 2, 0, Rounding::cvt, Bound::unwaited_copies>("bound: 9 never waiting for its copies"),
+        streamlined<256, 128, 32, 64, 64, 4, 1, 8, Rounding::cvt, Bound::unwaited_copies>("bound: 10 never waiting for its copies"),
         streamlined<128, 128, 16, 64, 64, 5, 2, 0>("9 with 5 stages of 16"),
         streamlined<128, 128, 16, 64, 64, 4, 2, 0>("9 with 4 stages of 16"),
     };
