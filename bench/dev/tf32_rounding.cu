@@ -15,6 +15,7 @@
 // H100 (sm_90), CUDA 13.0, 2026-11-26, two runs: mean difference -0.019 against rounding to
 // nearest, +5.97 to +5.98 against cutting, for sums of about 9200 (k = 4096): cuBLAS rounds to
 // nearest. (cuBLAS in FP32, the control: 0.0000 against the inputs as they are.)
+#include "common/buffers.hpp"
 #include "common/check.hpp"
 #include "common/random.hpp"
 
@@ -64,12 +65,14 @@ int main()
     const int m = 256, n = 256, k = 4096, rows_checked = 16;
     const std::vector<float> a = workbook::random_floats(std::size_t(m) * k, workbook::seed_for("tf32 a"), 1.0f, 2.0f);
     const std::vector<float> b = workbook::random_floats(std::size_t(k) * n, workbook::seed_for("tf32 b"), 1.0f, 2.0f);
-    float *da = nullptr, *db = nullptr, *dc = nullptr;
-    CUDA_CHECK(cudaMalloc(&da, a.size() * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&db, b.size() * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&dc, std::size_t(m) * n * sizeof(float)));
-    CUDA_CHECK(cudaMemcpy(da, a.data(), a.size() * sizeof(float), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(db, b.data(), b.size() * sizeof(float), cudaMemcpyHostToDevice));
+    const workbook::DeviceBuffer<float> da(a), db(b);
+    workbook::DeviceBuffer<float> dc(std::size_t(m) * n);
+    // The inputs as each model makes them, once.
+    std::vector<float> a_as[kModels], b_as[kModels];
+    for (int model = 0; model < kModels; ++model) {
+        for (float x : a) a_as[model].push_back(to_tf32(x, Model(model)));
+        for (float x : b) b_as[model].push_back(to_tf32(x, Model(model)));
+    }
 
     cublasHandle_t handle = nullptr;
     CUBLAS_OK(cublasCreate(&handle));
@@ -77,9 +80,9 @@ int main()
         CUBLAS_OK(cublasSetMathMode(handle, math));
         // Row-major C = A B is column-major C^T = B^T A^T.
         const float one = 1.0f, zero = 0.0f;
-        CUBLAS_OK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, db, n, da, k, &zero, dc, n));
-        std::vector<float> c(std::size_t(m) * n);
-        CUDA_CHECK(cudaMemcpy(c.data(), dc, c.size() * sizeof(float), cudaMemcpyDeviceToHost));
+        CUBLAS_OK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, db.data(), n, da.data(), k, &zero,
+                              dc.data(), n));
+        const std::vector<float> c = dc.download();
 
         double mean_difference[kModels] = {};
         for (int row = 0; row < rows_checked; ++row)
@@ -87,8 +90,8 @@ int main()
                 for (int model = 0; model < kModels; ++model) {
                     double sum = 0;
                     for (int p = 0; p < k; ++p)
-                        sum += double(to_tf32(a[std::size_t(row) * k + p], Model(model))) *
-                               double(to_tf32(b[std::size_t(p) * n + col], Model(model)));
+                        sum += double(a_as[model][std::size_t(row) * k + p]) *
+                               double(b_as[model][std::size_t(p) * n + col]);
                     mean_difference[model] += (c[std::size_t(row) * n + col] - sum) / (rows_checked * n);
                 }
         std::printf("cuBLAS %s, k = %d, sums of about %.0f; mean of (cuBLAS - model) over %d outputs:\n",
@@ -102,8 +105,5 @@ int main()
                             : "rounds its inputs to TF32, to nearest");
     }
     cublasDestroy(handle);
-    cudaFree(da);
-    cudaFree(db);
-    cudaFree(dc);
     return 0;
 }
