@@ -32,12 +32,12 @@
 //   make check LAB=05
 // Run your own tests with a time limit (timeout 60 ...): a barrier that is never released hangs.
 #include "common/check.hpp"
+#include "common/tma.hpp"  // workbook::tensor_map_swizzled: TMA's map of a matrix, 32-float boxes, 128-byte swizzle
 
 #include <cuda.h>  // CUtensorMap and its enums only: the encode function comes from the driver at run time
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <string>
 
 // wgmma, TMA and setmaxnreg exist on sm_90a only. This file is built with -arch=sm_90a; the guard
 // keeps the host pass (and any other architecture) compiling, with empty kernels.
@@ -320,51 +320,12 @@ __global__ void pad_columns_kernel(const float* __restrict__ src, float* __restr
 //! [pad]
 
 //! [launch]
-// cuTensorMapEncodeTiled is a driver function. Fetching it through the runtime keeps -lcuda off
-// the link line.
-using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-EncodeTiledFn encode_tiled()
-{
-    static EncodeTiledFn fn = nullptr;
-    if (fn == nullptr) {
-        void* p = nullptr;
-        cudaDriverEntryPointQueryResult found;
-        CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found));
-        if (found != cudaDriverEntryPointSuccess)
-            throw workbook::CudaError(cudaErrorSymbolNotFound, "the driver has no cuTensorMapEncodeTiled");
-        fn = reinterpret_cast<EncodeTiledFn>(p);
-    }
-    return fn;
-}
-
-// The tensor map of a row-major rows x cols matrix of floats (cols a multiple of 4), for TMA boxes
-// of box_rows x 32 floats stored in shared memory with the 128-byte swizzle.
-CUtensorMap make_tensor_map(const float* matrix, int rows, int cols, int box_rows)
-{
-    CUtensorMap map;
-    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};  // innermost first
-    const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(cols) * sizeof(float)};           // in bytes
-    const cuuint32_t box[2] = {32, static_cast<cuuint32_t>(box_rows)};
-    const cuuint32_t element_strides[2] = {1, 1};
-    const CUresult r = encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(matrix), dims,
-                                      row_stride, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);  // outside the matrix: zeros
-    if (r != CUDA_SUCCESS)
-        throw workbook::CudaError(cudaErrorInvalidValue,
-                                  "cuTensorMapEncodeTiled failed with CUresult " + std::to_string(r));
-    return map;
-}
-
 // a: m x a_cols, b: k x b_cols (a_cols and b_cols multiples of 4, zero beyond k and n).
 template <int BM>
 void launch_wgmma(const float* a, int a_cols, const float* b, int b_cols, float* c, int m, int k, int n)
 {
-    const CUtensorMap a_map = make_tensor_map(a, m, a_cols, BM);
-    const CUtensorMap b_map = make_tensor_map(b, k, b_cols, BK);
+    const CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, a_cols, BM);
+    const CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, b_cols, BK);
     const int smem_bytes = sizeof(SharedStorage<BM>) + 1024;  // + room to align it to 1024 bytes
     CUDA_CHECK(cudaFuncSetAttribute(matmul_wgmma_kernel<BM>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
     const dim3 grid((n + BN - 1) / BN, (m + BM - 1) / BM);

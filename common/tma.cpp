@@ -1,0 +1,49 @@
+#include "tma.hpp"
+
+#include "check.hpp"
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+namespace workbook {
+namespace {
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+EncodeTiled encode_tiled()
+{
+    static const EncodeTiled fn = [] {
+        void* p = nullptr;
+        cudaDriverEntryPointQueryResult found{};
+        CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found));
+        if (found != cudaDriverEntryPointSuccess || p == nullptr)
+            throw CudaError(cudaErrorSymbolNotFound, "the CUDA driver has no cuTensorMapEncodeTiled (TMA needs driver 12.0 or newer)");
+        return reinterpret_cast<EncodeTiled>(p);
+    }();
+    return fn;
+}
+
+}  // namespace
+
+CUtensorMap tensor_map_swizzled(const float* matrix, int rows, int cols, int box_rows)
+{
+    CUtensorMap map{};
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};  // innermost first
+    const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(cols) * sizeof(float)};           // in bytes
+    const cuuint32_t box[2] = {32, static_cast<cuuint32_t>(box_rows)};
+    const cuuint32_t element_strides[2] = {1, 1};
+    const CUresult r = encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(matrix), dims,
+                                      row_stride, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);  // outside the matrix: zeros
+    if (r != CUDA_SUCCESS)
+        throw CudaError(cudaErrorInvalidValue, "cuTensorMapEncodeTiled failed with CUresult " + std::to_string(r) +
+                                                   " for a " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                                   " matrix, boxes of " + std::to_string(box_rows) + " x 32 floats");
+    return map;
+}
+
+}  // namespace workbook
