@@ -26,15 +26,21 @@ Call tensor_cores(int m, int k, int n)
                              "launch_matmul_tensor_cores", m, k, n,
                              " Check the fragment layout (groupID = lane / 4, and lane % 4 within the group), "
                              "and that partial tiles and a k-tail shorter than one step load zeros.", kInputs);
-    call.race_hint = "Does every thread wait for its copies of a stage (cp.async.wait_group) and then at a "
-                     "__syncthreads() before any warp reads it, and is a stage refilled only after that barrier?";
+    call.race_hint = "Does every warp wait on a stage's full mbarrier before it reads the stage, and is a stage "
+                     "refilled only once every warp is done with it (the barrier after each slice with cp.async, "
+                     "the last warp's count with TMA)?";
     return call;
 }
 void check_tensor_cores(int m, int k, int n)
 {
     if (gpu_runs(kTf32TensorCores)) check(tensor_cores(m, k, n));
 }
-std::vector<Call> small_sizes() { return {tensor_cores(17, 33, 65), tensor_cores(200, 36, 300)}; }
+// For the sanitizers: both copy paths (4-byte cp.async where rows are not 16-byte aligned, TMA on
+// Hopper where they are), each once with fewer slices of k than stages and once with stages refilled.
+std::vector<Call> small_sizes()
+{
+    return {tensor_cores(17, 33, 65), tensor_cores(200, 36, 300), tensor_cores(17, 233, 65), tensor_cores(40, 260, 68)};
+}
 }  // namespace
 
 TEST_CASE("tensor cores: 1 x 1 x 1" * bonus(1)) { check_tensor_cores(1, 1, 1); }
@@ -58,7 +64,7 @@ TEST_CASE("tensor cores: compute-sanitizer racecheck" * bonus(1))
 {
     if (!gpu_runs(kTf32TensorCores)) return;
     sanitizer_test("racecheck", "small sizes", small_sizes(), "a stage of shared memory may be overwritten only "
-                   "after every warp has passed the barrier that follows its last read of it.");
+                   "once every warp is done reading it: with cp.async, after the barrier that follows its last read.");
 }
 
 TEST_CASE("tensor cores: compute-sanitizer synccheck" * bonus(1))
