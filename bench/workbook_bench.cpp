@@ -514,7 +514,7 @@ const char* const kImplementationNotes =
     "\"lab 07 coarsened\": \"8 x 4 outputs per thread, 128 x 32 per block, 16-byte loads into registers, no shared tile\", "
     "\"lab 01 reference\": \"one element per thread, 256 threads per block\", "
     "\"lab 06 vector add\": \"lab 01's kernel with the block size of the threads column\", "
-    "\"lab 05 tensor cores\": \"128 x 128 per block of 4 warps (64 x 64 on small matrices), 64 x 64 per warp in m16n8k8 TF32 mma.sync, ldmatrix, 3 cp.async stages of 32 along k\", "
+    "\"lab 05 tensor cores\": \"256 x 128 per block of 8 warps (64 x 64 of 4 warps on small matrices), 64 x 64 per warp in m16n8k8 TF32 mma.sync, ldmatrix, 4 TMA stages of 32 along k in the 128-byte swizzle, each refilled by the last warp done with it\", "
     "\"lab 05 wgmma\": \"256 x 128 per block (128 or 64 x 128 when that leaves SMs idle): a producer warpgroup issuing TMA, two consumer warpgroups issuing wgmma m64nNk8 TF32, 4 mbarrier stages of 32 along k, 128-byte swizzle\", "
     "\"cuBLAS SGEMM\": \"cublasSgemm, FP32 with TF32 off: the ceiling at that size\", "
     "\"cuBLAS TF32\": \"cublasSgemm with CUBLAS_TF32_TENSOR_OP_MATH: inputs rounded to TF32, FP32 sums\", "
