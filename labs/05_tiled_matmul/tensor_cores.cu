@@ -145,51 +145,30 @@ __device__ __forceinline__ int swizzled(int row, int col) { return row * 32 + ((
 // - copies4: every thread, 4-byte cp.async copies (any sizes).
 enum class Copies { tma, copies16, copies4 };
 
-// The copies of one slice by thread `thread` of `threads`: rows of 32 floats from column k0 of A,
-// each 16-byte chunk to its swizzled place, zeros outside the matrix. A chunk outside still gets
-// an address inside the matrix (its first element), so none past the end is ever formed.
-template <Copies COPIES, int ROWS, int THREADS>
-__device__ void copy_a_slice(float* stage, const float* __restrict__ a, int m, int k, int row0, int k0)
+// A ROWS x COLS piece of a row-major matrix (rows x cols), from (row0, col0), copied by the block's
+// THREADS threads into a stage: COLS / 32 boxes of ROWS rows of 32 floats, each 16-byte chunk at
+// its swizzled place, the layout TMA gives (A's slice is one box of BM x 32, B's BN / 32 boxes
+// of 32 x 32). Thread x copies chunk x % (COLS / 4) of rows x / (COLS / 4), and THREADS / (COLS / 4)
+// rows further on each time: consecutive threads read consecutive 16 bytes of a row, coalesced
+// as in step 2. Zeros outside the matrix; a chunk outside still gets an address inside the
+// matrix (its first element), so none past the end is ever formed.
+template <Copies COPIES, int ROWS, int COLS, int THREADS>
+__device__ void copy_slice(float* stage, const float* __restrict__ matrix, int rows, int cols, int row0, int col0)
 {
-    // Thread x copies chunk x % 8 of rows x / 8, x / 8 + THREADS / 8, ...: consecutive threads
-    // read consecutive 16 bytes of a row, coalesced as in step 2.
-    static_assert(ROWS * BK % (4 * THREADS) == 0, "the slice splits evenly");
-    const int col = threadIdx.x % (BK / 4) * 4;
-#pragma unroll
-    for (int l = 0; l < ROWS * BK / 4 / THREADS; ++l) {
-        const int row = threadIdx.x / (BK / 4) + l * (THREADS / (BK / 4));
-        float* const dst = stage + swizzled(row, col);
-        if (COPIES == Copies::copies16) {
-            const bool inside = row0 + row < m && k0 + col < k;
-            cp_async16(dst, inside ? &a[(row0 + row) * k + k0 + col] : a, inside ? 16 : 0);
-        } else {
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const bool inside = row0 + row < m && k0 + col + q < k;
-                cp_async4(dst + q, inside ? &a[(row0 + row) * k + k0 + col + q] : a, inside ? 4 : 0);
-            }
-        }
-    }
-}
-// B's slice (rows k0 .. k0 + 31, columns col0 .. col0 + COLS - 1) as COLS / 32 boxes of 32 x 32,
-// the layout a TMA copy per 32 columns gives.
-template <Copies COPIES, int COLS, int THREADS>
-__device__ void copy_b_slice(float* stage, const float* __restrict__ b, int k, int n, int k0, int col0)
-{
-    static_assert(BK * COLS % (4 * THREADS) == 0 && THREADS % (COLS / 4) == 0, "the slice splits evenly");
+    static_assert(ROWS * COLS % (4 * THREADS) == 0 && THREADS % (COLS / 4) == 0, "the slice splits evenly");
     const int col = threadIdx.x % (COLS / 4) * 4;
 #pragma unroll
-    for (int l = 0; l < BK * COLS / 4 / THREADS; ++l) {
+    for (int l = 0; l < ROWS * COLS / 4 / THREADS; ++l) {
         const int row = threadIdx.x / (COLS / 4) + l * (THREADS / (COLS / 4));
-        float* const dst = stage + col / 32 * (BK * 32) + swizzled(row, col % 32);
+        float* const dst = stage + col / 32 * (ROWS * 32) + swizzled(row, col % 32);
         if (COPIES == Copies::copies16) {
-            const bool inside = k0 + row < k && col0 + col < n;
-            cp_async16(dst, inside ? &b[(k0 + row) * n + col0 + col] : b, inside ? 16 : 0);
+            const bool inside = row0 + row < rows && col0 + col < cols;
+            cp_async16(dst, inside ? &matrix[(row0 + row) * cols + col0 + col] : matrix, inside ? 16 : 0);
         } else {
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
-                const bool inside = k0 + row < k && col0 + col + q < n;
-                cp_async4(dst + q, inside ? &b[(k0 + row) * n + col0 + col + q] : b, inside ? 4 : 0);
+                const bool inside = row0 + row < rows && col0 + col + q < cols;
+                cp_async4(dst + q, inside ? &matrix[(row0 + row) * cols + col0 + col + q] : matrix, inside ? 4 : 0);
             }
         }
     }
@@ -287,8 +266,8 @@ __global__ void __launch_bounds__(tc_threads(BM, BN, WM, WN), MIN_BLOCKS)
             for (int box = 0; box < BN / 32; ++box)
                 tma_load(b_stages + stage * B_FLOATS + box * BK * 32, &b_map, block_col + box * 32, s * BK, &full[stage]);
         } else {
-            copy_a_slice<COPIES, BM, THREADS>(a_stages + stage * A_FLOATS, a, m, k, block_row, s * BK);
-            copy_b_slice<COPIES, BN, THREADS>(b_stages + stage * B_FLOATS, b, k, n, s * BK, block_col);
+            copy_slice<COPIES, BM, BK, THREADS>(a_stages + stage * A_FLOATS, a, m, k, block_row, s * BK);
+            copy_slice<COPIES, BK, BN, THREADS>(b_stages + stage * B_FLOATS, b, k, n, s * BK, block_col);
             cp_async_arrive(&full[stage]);
         }
     };
