@@ -9,9 +9,10 @@
 #   ${target}         the judge: the lab's checker, its reference solution(s) and the forwarders
 #                     that send every call of an API function to the runner; never the student's code
 # The implementation is compiled on its own first, so that its symbols are read before the link
-# (grading/buildtools/student_symbols.py): a file that uses cuBLAS, cuDNN or CUTLASS, or calls the reference
-# solution, fails the build there, and <checker>.kernels lists the kernels it defines, which the
-# judge holds every launch to.
+# (grading/buildtools/student_symbols.py): a file that uses cuBLAS, cuDNN or CUTLASS, calls the reference
+# solution, looks functions up by name (dlopen, ...) or, outside lab 01 (hence --lab), allocates
+# host-mapped memory, fails the build there, and <checker>.kernels lists the kernels it defines,
+# which the judge holds every launch to.
 #   references: the reference objects (workbook_add_reference), each a file and its target
 #   ARCHITECTURE: the one GPU architecture the implementation is built for, when the lab names one
 #                 (labs.json "architecture", e.g. 90a: wgmma and TMA exist only in sm_90a code)
@@ -31,7 +32,7 @@ function(workbook_add_checker target lab references implementation)
   target_link_libraries(${target}_runner PRIVATE workbook_runner_main workbook_common)
   add_custom_command(TARGET ${target}_runner PRE_LINK
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/buildtools/student_symbols.py
-            --source ${implementation} --out $<TARGET_FILE_DIR:${target}_runner>/${target}.kernels
+            --source ${implementation} --lab ${lab} --out $<TARGET_FILE_DIR:${target}_runner>/${target}.kernels
             --reference ${reference_objects}
             --workbook ${PROJECT_SOURCE_DIR} --confined ${CMAKE_BINARY_DIR} ${WORKBOOK_PREBUILT}
             -- $<TARGET_OBJECTS:${target}_file>

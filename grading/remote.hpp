@@ -105,6 +105,10 @@ public:
     /// for its exit.
     void end();
 
+    /// \brief The process the judge started for the runner, or -1 while none runs: the sandbox's
+    /// first command (unshare, bwrap), with the runner, and whatever it starts, below it.
+    pid_t pid() const { return pid_; }
+
 private:
     void start();   // launches if needed, then waits for the runner's hello
     void launch();  // starts the process

@@ -9,14 +9,20 @@ of its build folders fails the build: the reference solutions above all (solutio
 variants made from them, make bench's development versions), which would otherwise compile as
 the student's own code. A symbolic link counts as the file it leads to.
 
-Then three jobs, all on `nm`'s listing of the object:
+Then four jobs, all on `nm`'s listing of the object:
   1. A lab is graded on the kernels the student writes. An object that references cuBLAS, cuDNN
      or CUTLASS (defined or undefined symbols) fails the build here, with a message that says why,
      so that no library can stand in for the student's kernel.
   2. Nor can the reference solution linked beside it: a file that uses any name that
      reference_object.py gave the reference's own symbols, such as reference::launch_matmul_tiled,
      fails here too.
-  3. It writes the names the file defines, one per line, to OUT (`<checker>.kernels`). At run
+  3. Nor can the CPU: host memory that kernels read and write in place (pinned, mapped or
+     registered, HOST_MEMORY below) lets kernels copy the inputs out and the result back while
+     the CPU computes, and no copy to the host is recorded for the judge to see. It is refused in
+     every lab but lab 01 (--lab), whose host round trip may stage through pinned memory. And
+     so, in every lab, is reaching a function by name at run time (BY_NAME below: dlopen, dlsym,
+     cudaGetDriverEntryPoint, ...), which would get round this list and the first one.
+  4. It writes the names the file defines, one per line, to OUT (`<checker>.kernels`). At run
      time the judge (common/judge.hpp) checks that every kernel CUPTI sees a graded call launch
      is among them: a kernel from a library (loaded by dlopen, say) is not.
      Kernels that Thrust or CUB instantiate inside the file are library code and left out.
@@ -31,6 +37,95 @@ FORBIDDEN = [("cuBLAS", re.compile(r"cublas", re.I)),
              ("cuDNN", re.compile(r"cudnn", re.I)),
              ("CUTLASS", re.compile(r"cutlass|N4cute", re.I))]
 LIBRARY_TEMPLATES = re.compile(r"N6thrust|N3cub|N4cuda3std")
+
+# Host memory that kernels read and write in place. Kernels of a lab file given such memory can
+# copy the inputs into it and the result out of it while the CPU computes: no copy from the
+# device to the host is recorded, so the judge's "computed on the host" check cannot see it.
+# Refused in every lab but HOST_MEMORY_ALLOWED_IN. Each name is matched as nm shows it: the C
+# symbol, a C++ overload of it (the runtime's inline cudaMallocHost(void**, size_t, unsigned) and
+# its templates cudaMallocHost<T>, cudaHostAlloc<T>, cudaHostGetDevicePointer<T>, emitted
+# where they are not inlined), and with a version or per-thread-stream suffix (_v2, _ptsz).
+HOST_MEMORY = {
+    # Page-locked host memory. With cudaHostAllocMapped, and on every 64-bit system with unified
+    # addressing even without it, a kernel reads and writes it through the host pointer.
+    "cudaHostAlloc": "host-mapped memory",
+    "cudaMallocHost": "host-mapped memory",  # the same allocation; its C++ overloads call cudaHostAlloc
+    # Page-locks and maps memory the file already has (malloc'd, a std::vector's): the same effect.
+    "cudaHostRegister": "host-registered memory",
+    # The device's address of such memory: there is no other use for it.
+    "cudaHostGetDevicePointer": "host-mapped memory",
+    # The driver API's same four (cuda.h names the current ones *_v2).
+    "cuMemHostAlloc": "host-mapped memory",
+    "cuMemAllocHost": "host-mapped memory",
+    "cuMemHostRegister": "host-registered memory",
+    "cuMemHostGetDevicePointer": "host-mapped memory",
+}
+# Not listed, on purpose: cudaHostGetFlags, cuMemHostGetFlags (they only ask about such memory,
+# whose allocation is refused above); cudaFreeHost, cudaHostUnregister, cuMemFreeHost,
+# cuMemHostUnregister (they only release it); cudaMallocManaged (managed memory is correct CUDA,
+# and the CPU's reads of it migrate pages, which the judge counts as copies to the host).
+HOST_MEMORY_ALLOWED_IN = {"01_vector_add"}  # vector_add_from_host may stage through pinned memory
+
+# Ways to reach a function by name at run time, which would get round HOST_MEMORY and FORBIDDEN
+# alike (dlsym(lib, "cublasSgemm_v2"), cudaGetDriverEntryPoint("cuMemHostAlloc")). Refused in
+# every lab: a lab file calls what it uses directly. What each does, for the message.
+BY_NAME = {
+    "dlopen": "loading code by name at run time",
+    "dlmopen": "loading code by name at run time",
+    "dlsym": "looking up functions by name at run time",
+    "dlvsym": "looking up functions by name at run time",
+    # The loader's list of loaded libraries, from which their symbol tables are a short walk.
+    "dlinfo": "reading the loader's list of loaded libraries at run time",
+    "dladdr1": "reading the loader's list of loaded libraries at run time",
+    "dl_iterate_phdr": "reading the loader's list of loaded libraries at run time",
+    "_dl_find_object": "reading the loader's list of loaded libraries at run time",
+    # glibc before 2.34 exported dlopen and dlsym under these private names too.
+    "__libc_dlopen_mode": "loading code by name at run time",
+    "__libc_dlsym": "looking up functions by name at run time",
+    "__libc_dlvsym": "looking up functions by name at run time",
+    # The CUDA runtime's and driver's own lookups of driver functions by name.
+    "cudaGetDriverEntryPoint": "fetching driver functions by name at run time",
+    "cudaGetDriverEntryPointByVersion": "fetching driver functions by name at run time",
+    "cuGetProcAddress": "fetching driver functions by name at run time",
+    # Their undocumented tables of internal functions, by identifier.
+    "cudaGetExportTable": "fetching CUDA's internal function tables at run time",
+    "cuGetExportTable": "fetching CUDA's internal function tables at run time",
+}
+# Not listed, on purpose: syscall (libstdc++'s inline std::atomic::wait, std::counting_semaphore
+# and std::latch call it, and it reaches the kernel, not a library); dladdr (address to name, for
+# backtraces); dlerror, dlclose (nothing to do without dlopen). A file that finds a library's
+# symbol table by parsing memory by hand is not seen here; CUPTI still sees any kernel it launches.
+
+
+def function_name(symbol):
+    """The name of the function a symbol is, as the file wrote it: an extern "C" name as it is, a
+    C++ function of the global namespace (_Z14cudaMallocHostPPvmj, _ZL14cudaMallocHost...,
+    templates too) by its name; a version or per-thread-stream suffix (_v2, _ptsz, _ptds) left off.
+    None for anything else."""
+    m = re.match(r"_ZL?(\d+)", symbol)
+    if m:
+        name = symbol[m.end():m.end() + int(m.group(1))]
+    elif symbol.startswith("_Z"):
+        return None
+    else:
+        name = symbol
+    return re.sub(r"(_v\d+)?(_pt(sz|ds))?$", "", name)
+
+
+def refused_calls(symbols, lab):
+    """The errors a file using `symbols` (defined or undefined) gets in lab `lab`: (name, message)
+    for each function of BY_NAME, and in labs other than HOST_MEMORY_ALLOWED_IN of HOST_MEMORY,
+    that it uses, each once."""
+    found = {}
+    for symbol in sorted(symbols):
+        name = function_name(symbol)
+        if name in BY_NAME and name not in found:
+            found[name] = ("this file calls %s: %s is not allowed in a lab file. Remove it, and call "
+                           "what you use directly." % (name, BY_NAME[name]))
+        elif name in HOST_MEMORY and lab not in HOST_MEMORY_ALLOWED_IN and name not in found:
+            found[name] = ("this file calls %s: %s lets the CPU do the work the lab grades your kernel "
+                           "on. Remove it; keep the arrays in device memory (cudaMalloc)." % (name, HOST_MEMORY[name]))
+    return sorted(found.items())
 
 
 def symbols(obj, *flags):
@@ -95,6 +190,7 @@ def as_written(path, workbook):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--source", required=True, help="the student's file, for the message")
+    p.add_argument("--lab", required=True, help="the lab part's id (01_vector_add): what the file may call")
     p.add_argument("--out", required=True)
     p.add_argument("--reference", nargs="*", default=[], help="the reference objects linked beside it")
     p.add_argument("--workbook", help="the workbook's source folder: its files are not the student's to include")
@@ -139,6 +235,11 @@ def main():
                   "yourself: remove every %s call and #include, and write the kernel the lab asks for."
                   % (a.source, library, ", ".join(used[:3]), ", ..." if len(used) > 3 else "", library))
             return 1
+    refused = refused_calls(defined | referenced, a.lab)
+    for _, message in refused:
+        print("%s: error: %s" % (a.source, message))
+    if refused:
+        return 1
     with open(a.out, "w") as f:
         for name in sorted(defined):
             if not LIBRARY_TEMPLATES.search(name):
