@@ -18,7 +18,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,6 +99,17 @@ void run_calls(const std::vector<Call>& calls);
 /// \return whether the test can go on
 /// \snippet tests/check_05_wgmma.cpp architecture
 bool gpu_runs(const Architecture& needed);
+
+/// \brief The device memory that the student's code holds on this GPU now: NVML's per-process
+/// figure for the student's runner and every process below it, summed (nvml.hpp). Unlike
+/// cudaMemGetInfo, other processes on the GPU (another lab's tool run, another student's
+/// grading) do not move it.
+/// \param why_not where to say why there is no figure, when there is none (may be null)
+/// \return the bytes, or nothing where NVML is missing, gives no figure per process, or lists
+/// none of the runner's processes (a PID namespace whose numbers NVML does not report, say); or
+/// while no runner is running
+/// \snippet tests/check_01_vector_add.cpp runner memory
+std::optional<std::size_t> runner_device_bytes(std::string* why_not = nullptr);
 
 /// \brief Tells the checker library that a test starts (the result listener calls it).
 /// \param name the test's name

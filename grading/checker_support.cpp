@@ -2,6 +2,7 @@
 // judge's correctness and performance tests, and graded compute-sanitizer tests. Linked into
 // every checker with checker_main.cpp.
 #include "checker.hpp"
+#include "nvml.hpp"
 #include "remote.hpp"
 #include "tools.hpp"
 
@@ -27,6 +28,16 @@ bool gpu_runs(const Architecture& needed)
     const std::string why_not = why_not_on_this_gpu(needed);
     if (!why_not.empty()) skip_test(why_not);
     return why_not.empty();
+}
+
+std::optional<std::size_t> runner_device_bytes(std::string* why_not)
+{
+    const pid_t first = remote::student_runner().pid();
+    if (first <= 0) {
+        if (why_not != nullptr) *why_not = "the process that runs your code is not running";
+        return std::nullopt;
+    }
+    return nvml::device_bytes_of(nvml::process_tree(first), why_not);
 }
 
 bool have_function(const void* address, const char* name)

@@ -159,7 +159,7 @@ inline void check_performance(const Launch& yours, const void* address, const La
         const double cublas = ceiling == Ceiling::fp32 ? sgemm_gflops(size, size, size) : tf32_gemm_gflops(size, size, size);
         //! [cublas]
         MESSAGE("your kernel at " << size << ": " << std::lround(gflops) << " GFLOP/s = "
-                << std::lround(100 * gflops / cublas) << "% of cuBLAS " << (ceiling == Ceiling::fp32 ? "SGEMM" : "TF32")
+                << std::lround(100 * gflops / cublas) << "% of cuBLAS " << std::string(ceiling == Ceiling::fp32 ? "SGEMM" : "TF32")
                 << " at this size (" << std::lround(cublas) << " GFLOP/s)");
     }
 }
