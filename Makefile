@@ -52,6 +52,8 @@ $(BUILD)/CMakeCache.txt: | deps
 # The checkers' test framework is doctest, from the system. As root with apt, install it;
 # otherwise CMake looks for it and, failing that, downloads its single header. OpenSSL's
 # libcrypto (libssl-dev) signs the results: installed the same way; CMake stops if it is missing.
+# Bubblewrap (bwrap) builds the runner's minimal view of the files (grading/sandbox.hpp): installed
+# the same way; without it the checkers fall back to a sandbox that sees every file, and say so.
 deps:
 	@command -v cmake >/dev/null || { echo "cmake is missing: install CMake 3.24 or newer"; exit 1; }
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) is missing: the grader needs Python 3"; exit 1; }
@@ -67,6 +69,14 @@ deps:
 	    echo "Installing libssl-dev, whose libcrypto signs the checkers' results"; \
 	    (apt-get install -y -qq libssl-dev >/dev/null 2>&1 || \
 	     (apt-get update -qq && apt-get install -y -qq libssl-dev >/dev/null)) || true; \
+	  fi; \
+	fi
+	@if ! command -v bwrap >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "Installing bubblewrap, which shows the student's code a minimal view of the files"; \
+	    (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+	     (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null 2>&1)) || \
+	    echo "bubblewrap could not be installed: the checkers run the student's code without it, and say so"; \
 	  fi; \
 	fi
 # The book and its browser test (make docs, make test) need Doxygen, graphviz, matplotlib, the

@@ -48,7 +48,8 @@ bool others_can_run(const std::string& path)
     return true;
 }
 
-// A copy of the runner that the user nobody may run, when the build folder is private.
+// A copy of the runner that the user nobody may run, when the build folder is private (without
+// the minimal view, which binds the file itself).
 std::string runnable_copy(const std::string& program)
 {
     if (others_can_run(program)) return program;
@@ -109,25 +110,30 @@ void tell_sandbox_once(const Sandbox& sandbox)
 std::vector<std::string> runner_command(const Sandbox& sandbox, const std::vector<std::string>& tool,
                                         const std::string& program)
 {
-    std::vector<std::string> argv = sandbox.spaces;
     // Every runner runs as the sandbox's user, under a tool too (Nsight Compute included: the
-    // student's static initializers run inside whatever it starts).
-    argv.insert(argv.end(), sandbox.user.begin(), sandbox.user.end());
-    argv.insert(argv.end(), tool.begin(), tool.end());
-    argv.push_back(sandbox.as_nobody ? runnable_copy(program) : program);
-    return argv;
+    // student's static initializers run inside whatever it starts). In the minimal view the
+    // program file itself is bound where nobody can run it; otherwise nobody needs a copy it
+    // can reach where the build folder is private.
+    const bool copy = sandbox.as_nobody && !sandbox.minimal_view;
+    return sandboxed_command(sandbox, tool, copy ? runnable_copy(program) : program);
 }
 
 // The runner's environment: this process's, less the judge's settings, plus where its socket is.
 std::vector<std::string> runner_environment(const Sandbox& sandbox)
 {
     // Nothing of the judge's settings (the seed, the ceilings) reaches the runner.
+    // In the minimal view, the judge's home and temporary folder are not there: both are the
+    // view's own empty /tmp.
+    const auto replaced = [&](const char* setting) {
+        return ((sandbox.as_nobody || sandbox.minimal_view) && std::strncmp(setting, "HOME=", 5) == 0) ||
+               (sandbox.minimal_view && std::strncmp(setting, "TMPDIR=", 7) == 0);
+    };
     std::vector<std::string> environment;
     for (char** e = environ; *e != nullptr; ++e)
-        if (std::strncmp(*e, "WORKBOOK_", 9) != 0 && !(sandbox.as_nobody && std::strncmp(*e, "HOME=", 5) == 0))
-            environment.push_back(*e);
+        if (std::strncmp(*e, "WORKBOOK_", 9) != 0 && !replaced(*e)) environment.push_back(*e);
     // The user nobody gets a home of its own, where a tool (ncu) keeps its settings.
-    if (sandbox.as_nobody) environment.push_back("HOME=" + runner_home());
+    if (sandbox.minimal_view) environment.push_back("HOME=/tmp");
+    else if (sandbox.as_nobody) environment.push_back("HOME=" + runner_home());
     environment.push_back("WORKBOOK_RUNNER_FD=" + std::to_string(kRunnerFd));
     return environment;
 }
