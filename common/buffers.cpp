@@ -1,6 +1,49 @@
 #include "buffers.hpp"
 
+#include <map>
+#include <mutex>
+
 namespace workbook {
+
+namespace {
+struct NotedArrays {
+    std::mutex mutex;
+    std::multimap<const char*, std::size_t> bytes;  // by first byte
+};
+NotedArrays& noted()
+{
+    static NotedArrays arrays;
+    return arrays;
+}
+}  // namespace
+
+void note_device_array(const void* data, std::size_t bytes)
+{
+    std::lock_guard<std::mutex> lock(noted().mutex);
+    noted().bytes.emplace(static_cast<const char*>(data), bytes);
+}
+
+void forget_device_array(const void* data)
+{
+    std::lock_guard<std::mutex> lock(noted().mutex);
+    const auto found = noted().bytes.find(static_cast<const char*>(data));
+    if (found != noted().bytes.end()) noted().bytes.erase(found);
+}
+
+std::size_t array_extent(const void* pointer)
+{
+    const char* at = static_cast<const char*>(pointer);
+    std::lock_guard<std::mutex> lock(noted().mutex);
+    std::size_t extent = 0, smallest = 0;
+    for (const auto& [start, bytes] : noted().bytes) {
+        if (start > at) break;  // ordered by start: none further holds it
+        if (at < start + bytes && (smallest == 0 || bytes < smallest)) {
+            smallest = bytes;
+            extent = static_cast<std::size_t>(start + bytes - at);
+        }
+    }
+    return extent;
+}
 
 namespace {
 bool element_changed(const std::vector<unsigned char>& guard, std::size_t element, std::size_t size)

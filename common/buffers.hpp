@@ -22,6 +22,23 @@
 
 namespace workbook {
 
+/// \brief Notes where a device array of the judge's ends, so that array_extent can tell it
+/// (DeviceBuffer and GuardedOutput note theirs).
+/// \param data the array's first byte
+/// \param bytes its size
+void note_device_array(const void* data, std::size_t bytes);
+
+/// \brief Forgets an array noted by note_device_array.
+/// \param data the array's first byte
+void forget_device_array(const void* data);
+
+/// \brief The bytes from `pointer` to the end of the smallest noted array that holds it, or 0
+/// when no noted array does. A runner under compute-sanitizer hands the student's function
+/// copies of exactly this size, so that a read past an array's end is outside what it was
+/// given (grading/remote.hpp), though the allocation behind the array is larger.
+/// \param pointer a device address
+std::size_t array_extent(const void* pointer);
+
 /// \brief An array in device memory that frees itself.
 /// \tparam T a trivially copyable element type
 ///
@@ -42,6 +59,7 @@ public:
         // handle only (grading/remote.hpp); a buffer of its own can be shared on its own.
         constexpr std::size_t page = std::size_t(2) << 20;
         if (count_ > 0) CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), (bytes() + page - 1) / page * page));
+        if (data_ != nullptr) note_device_array(data_, bytes());
     }
 
     /// \brief Allocates a buffer and copies host data into it.
@@ -49,7 +67,11 @@ public:
     /// \snippet common/judge.cu output
     explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
 
-    ~DeviceBuffer() { cudaFree(data_); }  // nothing to report from a destructor
+    ~DeviceBuffer()
+    {
+        if (data_ != nullptr) forget_device_array(data_);
+        cudaFree(data_);  // nothing to report from a destructor
+    }
 
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -211,8 +233,15 @@ public:
     explicit GuardedOutput(std::size_t count)
         : count_(count), storage_(2 * guard_bytes + count * sizeof(T))
     {
+        note_device_array(data(), count * sizeof(T));
         poison();
     }
+    ~GuardedOutput()
+    {
+        if (storage_.data() != nullptr) forget_device_array(data());
+    }
+    GuardedOutput(GuardedOutput&&) = default;
+    GuardedOutput& operator=(GuardedOutput&&) = default;
 
     /// \brief The device address of output element 0 (the guard lies before it).
     T* data() { return reinterpret_cast<T*>(storage_.data() + guard_bytes); }

@@ -10,6 +10,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -115,6 +116,10 @@ private:
 };
 //! [output]
 
+// The CPU time a call of a device function may take (check_record): set-up costs of an honest
+// call stay far below it, and the host computations of the labs' larger sizes far above.
+constexpr double kMostCpuMs = 20;
+
 std::string plural(std::size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
 // What a run's recording says is wrong with how the work was done, or "".
@@ -166,6 +171,27 @@ std::string check_record(const Call& call, const LaunchRecord& record, const Jud
     return "";
 }
 
+// What the CPU time of a call's runs says (judge_into): a call of a device function whose every
+// run, with its CPU time counted, kept the CPU busy more than kMostCpuMs and more than half the
+// call's time had its work done on the host, even where no copy shows it (memory the GPU and
+// the CPU share needs none). The runner waits for the GPU without spinning, so an honest call
+// takes a few milliseconds of CPU at most; a run that had to map new arrays or load the
+// student's module is not counted, and neither is a one-off cost that other runs did not pay.
+std::string check_cpu_time(const Call& call, const std::vector<LaunchRecord>& runs)
+{
+    const LaunchRecord* least = nullptr;
+    for (const LaunchRecord& run : runs)
+        if (run.cpu_counted && (least == nullptr || run.host_cpu_ms < least->host_cpu_ms)) least = &run;
+    if (call.host_output || least == nullptr) return "";
+    if (least->host_cpu_ms <= kMostCpuMs || least->host_cpu_ms <= 0.5 * least->call_ms) return "";
+    return "kept the CPU busy for at least " + std::to_string(std::lround(least->host_cpu_ms)) + " ms of the call's " +
+           std::to_string(std::lround(least->call_ms)) + " ms, in every run (the processes that run your code, as "
+           "the kernel counts their time). " + call.function + "'s work is graded as done by your kernel on the "
+           "GPU.\nHint: compute " + call.output + " in a kernel, from the inputs in device memory, and do no work "
+           "of the call on the host (if your code waits for the GPU by spinning, wait with "
+           "cudaDeviceSynchronize instead).";
+}
+
 std::string race_text(const Call& call)
 {
     return "The output changes from one run to the next on the same input: a race. " +
@@ -184,13 +210,15 @@ Verdict judge_into(const Call& call, const JudgeOptions& options, Output& out)
     int failed_runs = 0, first_failed = 0;
     bool changes = false;
     if (call.setup) call.setup();
+    std::vector<LaunchRecord> records;
     //! [judge]
     for (int run = 1; run <= options.runs; ++run) {
         out.poison();
         begin_recording();
         call.run(out.data());
         CUDA_CHECK_LAUNCH(call.function.c_str());
-        const std::string wrong_launch = check_record(call, end_recording(), options);
+        records.push_back(end_recording());
+        const std::string wrong_launch = check_record(call, records.back(), options);
         if (!wrong_launch.empty()) return {false, where + ": " + wrong_launch};
 
         const GuardReport guards = out.guards();
@@ -206,6 +234,8 @@ Verdict judge_into(const Call& call, const JudgeOptions& options, Output& out)
         previous_comparison = std::move(comparison);
     }
     //! [judge]
+    const std::string on_the_cpu = check_cpu_time(call, records);
+    if (!on_the_cpu.empty()) return {false, where + ": " + on_the_cpu};
     if (failed_runs == 0) return {true, ""};
 
     std::ostringstream message;
@@ -345,10 +375,12 @@ void check_timed_run(const Call& yours, const std::function<void(float* out)>& r
 Timing time_yours(const Call& yours, const std::function<void(float* out)>& reference, FreshInputs& fresh,
                   Output& out, Output& theirs_out)
 {
-    int run = 0;
+    int run = 0, filled = 0;
     TimingOptions checked;
     checked.before_each = [&] {
-        if (fresh.any()) fresh.refill(run);
+        // Each run its own fresh values, also where runs are queued into one batch before any
+        // of them is checked (grading's clock.hpp).
+        if (fresh.any()) fresh.refill(filled++);
         out.poison();
         begin_recording();
     };

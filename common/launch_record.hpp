@@ -32,6 +32,14 @@ struct LaunchRecord {
     /// drained: they ran on a stream the default stream does not wait for.
     std::vector<std::string> still_running;
     std::string unavailable;  ///< why nothing could be recorded (CUPTI held by another tool), or ""
+    /// CPU time the processes that ran the call took meanwhile, in milliseconds, read by the
+    /// judge from /proc where the call ran in another process (0 otherwise), and the call's time
+    /// on the judge's clock: a call whose work the CPU did shows there whatever it launched.
+    double host_cpu_ms = 0;
+    double call_ms = 0;  ///< see host_cpu_ms
+    /// Whether host_cpu_ms is the call's own: not a first call (which loads the module), nor one
+    /// that mapped new arrays, nor one run under a tool.
+    bool cpu_counted = false;
 };
 
 /// \brief Starts a recording for the judge, through the current Recorder.

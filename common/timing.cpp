@@ -33,10 +33,20 @@ DeviceBuffer<unsigned char>& l2_flush_buffer()
 
 std::string Timing::describe() const
 {
-    char text[128];
-    std::snprintf(text, sizeof text, "%.4g ms (median of %zu, spread %.1f%%)", ms.median, ms.count,
-                  100.0 * ms.spread());
-    return disagreement.empty() ? std::string(text) : std::string(text) + "; " + disagreement;
+    char text[160];
+    if (runs_per_sample > 1)
+        std::snprintf(text, sizeof text, "%.4g ms (fastest of %zu batches of %d runs, spread %.1f%%)", ms.min,
+                      ms.count, runs_per_sample, 100.0 * ms.spread());
+    else
+        std::snprintf(text, sizeof text, "%.4g ms (median of %zu, spread %.1f%%)", ms.median, ms.count,
+                      100.0 * ms.spread());
+    return text;
+}
+
+void flush_l2(int pass)
+{
+    auto& flush = l2_flush_buffer();
+    CUDA_CHECK(cudaMemsetAsync(flush.data(), pass & 0xFF, flush.bytes()));
 }
 
 namespace {
@@ -53,14 +63,14 @@ void add_background_gpu_work(std::function<void()> wait_until_done)
 }
 
 namespace {
-std::function<CallTime()>& call_clock()
+CallClock& call_clock()
 {
-    static std::function<CallTime()> clock;
+    static CallClock clock;
     return clock;
 }
 }  // namespace
 
-void set_call_clock(std::function<CallTime()> clock) { call_clock() = std::move(clock); }
+void set_call_clock(CallClock clock) { call_clock() = std::move(clock); }
 
 void have_gpu_alone()
 {
@@ -70,21 +80,29 @@ void have_gpu_alone()
 Timing time_gpu(const std::function<void()>& launch, const TimingOptions& options)
 {
     have_gpu_alone();  // no background tool run of this checker shares the GPU with a measurement
-    for (int i = 0; i < options.warmup; ++i) {
+    int warmups_left = options.warmup;
+    if (call_clock().calls_made) {
+        // A first warm-up run tells whether the work is done in another process: then only the
+        // clock made for that (set_call_clock) can time it, and it takes over from here.
+        call_clock().calls_made();
+        if (options.before_each) options.before_each();
+        launch();
+        CUDA_CHECK_LAUNCH("the warm-up run");
+        if (options.after_each) options.after_each();
+        if (call_clock().calls_made() > 0) return call_clock().time(launch, options);
+        --warmups_left;
+    }
+    for (int i = 0; i < warmups_left; ++i) {
         if (options.before_each) options.before_each();
         launch();
         CUDA_CHECK_LAUNCH("the warm-up run");
         if (options.after_each) options.after_each();
     }
     Event start, stop;
-    std::vector<double> samples, judged;
+    std::vector<double> samples;
     for (int i = 0; i < options.repetitions; ++i) {
         if (options.before_each) options.before_each();
-        if (options.flush_l2) {
-            auto& flush = l2_flush_buffer();
-            CUDA_CHECK(cudaMemsetAsync(flush.data(), i & 0xFF, flush.bytes()));
-        }
-        if (call_clock()) call_clock()();  // forget calls made before the timed run
+        if (options.flush_l2) flush_l2(i);
         CUDA_CHECK(cudaEventRecord(start.event));
         launch();
         CUDA_CHECK(cudaGetLastError());
@@ -92,33 +110,13 @@ Timing time_gpu(const std::function<void()>& launch, const TimingOptions& option
         CUDA_CHECK(cudaEventSynchronize(stop.event));
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start.event, stop.event));
-        // Work done in another process is timed by the clock made for it (set_call_clock).
-        const CallTime in_calls = call_clock() ? call_clock()() : CallTime{};
-        if (in_calls.calls > 0) {
-            samples.push_back(std::max(in_calls.reported, 1e-6));
-            judged.push_back(std::max(in_calls.judged, 1e-6));
-        } else {
-            samples.push_back(ms);
-        }
+        samples.push_back(ms);
         if (options.after_each) options.after_each();
         if (static_cast<int>(samples.size()) >= options.min_repetitions &&
             std::accumulate(samples.begin(), samples.end(), 0.0) >= options.enough_ms)
             break;
     }
-    Timing timing{summarize(samples), summarize(judged), ""};
-    // The other process reported its own times: they count only where the judge's clock agrees.
-    // Noise on the judge's clock (a slow round trip) only ever adds time, so its fastest run is
-    // the test: a forged figure is below even that; an honest one is not, however noisy the rest.
-    if (!judged.empty() &&
-        timing.judged.min > timing.ms.median * (1 + kJudgeClockSlackShare) + kJudgeClockSlackMs) {
-        char text[256];
-        std::snprintf(text, sizeof text, "its own process reported %.4g ms a run, but the judge's clock measured "
-                      "%.4g ms: the judge's figure counts", timing.ms.median, timing.judged.median);
-        timing.disagreement = text;
-        timing.ms = timing.judged;
-    }
-    if (call_clock()) call_clock()();
-    return timing;
+    return Timing{summarize(samples)};
 }
 
 }  // namespace workbook

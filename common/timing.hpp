@@ -35,21 +35,23 @@ struct TimingOptions {
 
 /// \brief The result of timing: a Summary of milliseconds per run.
 struct Timing {
-    Summary ms;      ///< milliseconds per run
-    /// For runs whose work happened in another process: the judge's own clock over the same
-    /// runs (less an empty round trip per call); empty otherwise.
-    Summary judged;
-    /// Set when the reported times fell further below the judge's clock than its noise allows:
-    /// then ms holds the judge's figures, and this says what was seen.
-    std::string disagreement;
+    Summary ms;  ///< milliseconds per run (per sample: a batch's runs count as one, its mean)
+    /// Runs in each sample: 1 for events around each run; more where calls into another process
+    /// were timed in batches, each batch of fresh runs on the judge's clock (grading's clock.hpp).
+    int runs_per_sample = 1;
 
-    /// \brief Seconds per run (the median).
-    double seconds() const { return ms.median * 1e-3; }
+    /// \brief Milliseconds per run: the median of the samples; for batches the fastest batch's
+    /// mean, since what disturbs a batch (another process starting CUDA, a slow round trip) only
+    /// ever adds time, and every run of every batch is checked.
+    double ms_per_run() const { return runs_per_sample > 1 ? ms.min : ms.median; }
+    /// \brief Seconds per run (ms_per_run).
+    double seconds() const { return ms_per_run() * 1e-3; }
     /// \brief The rate for a given amount of work: units / seconds() / 1e9.
     /// \param units bytes for GB/s, floating-point operations for GFLOP/s
     /// \snippet common/judge.cu versus
     double giga_per_second(double units) const { return units / seconds() / 1e9; }
-    /// \brief Text such as "0.412 ms (median of 15, spread 1.3%)".
+    /// \brief Text such as "0.412 ms (median of 15, spread 1.3%)", or "0.2 ms (fastest of 5
+    /// batches of 12 runs, spread 0.4%)".
     /// \snippet common/judge.cu versus
     std::string describe() const;
 };
@@ -65,34 +67,28 @@ void add_background_gpu_work(std::function<void()> wait_until_done);
 /// \snippet tests/check_06_thread_sweep.cpp gpu alone
 void have_gpu_alone();
 
-/// \brief What a timed run's calls into another process took (a checker's calls of the
-/// student's code, which runs in a process of its own: grading/remote.hpp).
-struct CallTime {
-    int calls = 0;          ///< calls made in the run
-    double reported = 0;    ///< milliseconds, by the CUDA events of the process that ran them
-    double judged = 0;      ///< milliseconds, by the judge's own clock, less an empty round trip each
+/// \brief The clock of work done in another process, where this process's CUDA events cannot
+/// see it (a checker's calls of the student's code, which runs in a process of its own). A
+/// checker installs the judge's clock (grading's clock.hpp); make bench installs none.
+struct CallClock {
+    /// How many calls into the other process were made since it was last asked.
+    std::function<int()> calls_made;
+    /// Times `launch` on this clock alone, with `options`; time_gpu hands over to it once a
+    /// warm-up run has made calls (that run counts as the first of options.warmup).
+    std::function<Timing(const std::function<void()>& launch, const TimingOptions& options)> time;
 };
 
-/// \brief Installs the clock of runs whose work happens in another process. Called before and
-/// after each timed run, it returns what the calls since it was last called took; a run that made
-/// calls is timed by their reported figure (time_gpu's own events cannot see another process's
-/// work), and the judge's figure is kept beside it (Timing::judged) to check it against.
+/// \brief Installs the clock of runs whose work happens in another process.
 /// \param clock the clock
-void set_call_clock(std::function<CallTime()> clock);
+void set_call_clock(CallClock clock);
 
-/// \brief How far a reported median may fall below the judge's fastest run before the judge's
-/// figure is taken instead: this many milliseconds, plus kJudgeClockSlackShare of the reported
-/// time. (The fastest run, because noise only lengthens the judge's clock: on an H100 a correct
-/// 0.05 ms matmul once read 0.7 ms at the judge's median, three slow round trips in five.) Read
-/// off an H100: an honest runner's figure fell up to 0.5 ms (2%) below the judge's clock on a
-/// 25 ms product, and up to 0.33 ms on a 0.3 ms vector add whose process had used managed memory
-/// before (the cost of switching the GPU between the judge's process and the runner's varies with
-/// the runner's state). So a runner that forged its own figure could gain up to this much a call.
-constexpr double kJudgeClockSlackMs = 0.5;
-/// \brief The share of the reported time added to kJudgeClockSlackMs.
-constexpr double kJudgeClockSlackShare = 0.1;
+/// \brief Overwrites the L2 cache (twice its size, on the default stream), so that the next
+/// run reads its data from device memory.
+/// \param pass a number that changes from one flush to the next (the bytes written)
+void flush_l2(int pass);
 
-/// \brief Times a launch with CUDA events (or the clock of set_call_clock).
+/// \brief Times a launch with CUDA events, or on the clock of set_call_clock when the launch
+/// calls into another process.
 /// \param launch enqueues the work to time on the default stream (e.g. a kernel launch)
 /// \param options warm-up, repetitions and L2 flushing
 /// \return the per-run times; launch and execution errors throw CudaError

@@ -10,6 +10,7 @@
 #include "common/launch_record.hpp"
 #include "common/stats.hpp"
 #include "common/timing.hpp"
+#include "clock.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -32,8 +33,29 @@ namespace workbook::remote {
 namespace {
 
 bool g_profile_next = false;
-CallTime g_timed;                    // calls since the clock was last read, and their times
+Charged g_charged;                   // calls since take_charged, their time with each round trip
+int g_calls_made = 0;                // calls sent since take_calls_made
 Runner* g_target = nullptr;          // as_reference's runner, or null for the student's
+std::set<unsigned long long> g_call_allocations;  // the device allocations the call being encoded was given
+
+// One slot of a batch: its own copy of every device allocation its run was given.
+struct SlotCopy {
+    void* original = nullptr;  // the judge's allocation
+    DeviceBuffer<unsigned char> copy;
+};
+
+// Timing in batches (begin_batches): the slots, and the calls queued for the next batch.
+struct Batches {
+    bool active = false;
+    int current = 0;                                             // the slot being filled
+    std::vector<std::map<unsigned long long, SlotCopy>> slots;  // by the original allocation's id
+    wire::Message queued;                                        // the calls' descriptions, one after another
+    std::uint32_t count = 0;
+    Runner* runner = nullptr;  // where the queued calls go
+    // The last batch's record, handed to each slot's check in turn (take_record).
+    LaunchRecord record;
+    int replays = 0;
+} g_batches;
 // set_reference_program's path; a function's static, as forwarders set it from static initializers
 std::string& reference_program()
 {
@@ -81,6 +103,8 @@ Runner& reference_runner()
     return runner;
 }
 
+bool has_reference_runner() { return !reference_program().empty(); }
+
 void start_runners_early(bool reference)
 {
     student_runner().start_early();
@@ -107,62 +131,122 @@ void as_reference(const std::function<void()>& calls)
     calls();
 }
 
-wire::Message call_request(const char* name)
+namespace {
+// The start of a message of `count` calls to `runner`: under a sanitizer the student's runner
+// hands its functions exact-size copies of the device arrays (runner.hpp).
+wire::Message calls_message(Runner& runner, std::uint32_t count)
 {
     wire::Message request(wire::Op::call);
-    request.put_string(name);
-    request.put(static_cast<unsigned char>(g_profile_next));
-    g_profile_next = false;
+    request.put(static_cast<unsigned char>(&runner == &student_runner() && !runner_tool().empty()));
+    request.put(count);
     return request;
+}
+}  // namespace
+
+wire::Message call_body(const char* name)
+{
+    wire::Message body;
+    body.put_string(name);
+    body.put(static_cast<unsigned char>(g_profile_next));
+    g_profile_next = false;
+    g_call_allocations.clear();
+    return body;
 }
 
 void profile_next_call() { g_profile_next = true; }
 
-void charge(double judged, double reported)
+wire::Reader send_call(const wire::Message& body, bool batchable, const char* name)
 {
-    ++g_timed.calls;
-    g_timed.judged += judged;
-    g_timed.reported += reported;
+    // A call message holds calls one after another: here one (run_batch sends many).
+    Runner& runner = target_runner();
+    wire::Message request = calls_message(runner, 1);
+    request.put_bytes(body.bytes().data(), body.bytes().size());
+    for (const int fd : body.fds()) request.attach(fd);
+    wire::Reader reply = runner.call(request, name);
+    ++g_charged.calls;
+    ++g_calls_made;
+    g_charged.ms += runner.last_call_ms();
+    g_charged.batchable &= batchable;
+    return reply;
 }
 
-double round_trip_ms()
+int take_calls_made() { return std::exchange(g_calls_made, 0); }
+
+Charged take_charged()
 {
-    static const double measured = [] {
-        // Pinged on the reference solution's runner: the same dispatcher, and no student code
-        // that could slow the pings down to have its own calls credited with less.
-        if (reference_program().empty()) throw std::runtime_error("checker bug: no reference runner was built");
-        Runner& trusted = reference_runner();
-        DeviceBuffer<unsigned char> touch(1 << 20);
-        std::vector<double> ms;
-        constexpr int kWarmup = 5, kTimed = 41;
-        for (int i = 0; i < kWarmup + kTimed; ++i) {
-            // As before a timed call: the judge's own GPU work (an L2 flush, say) just done.
-            CUDA_CHECK(cudaMemsetAsync(touch.data(), i, touch.bytes()));
-            trusted.call(wire::Message(wire::Op::ping), "a ping");
-            if (i >= kWarmup) ms.push_back(trusted.last_call_ms());
-            trusted.take_record();
-        }
-        const Summary trip = summarize(ms);
-        std::printf("round trip to a runner: %.4f ms (median of %zu, spread %.1f%%): taken off each timed call of "
-                    "your code\n", trip.median, trip.count, 100.0 * trip.spread());
-        std::fflush(stdout);
-        return trip.median;
-    }();
-    return measured;
+    Charged taken = g_charged;
+    g_charged = Charged{};
+    if (taken.calls > 0) taken.ms = std::max(taken.ms - taken.calls * round_trip_ms(), 0.0);
+    return taken;
 }
+
+bool queue_in_batch(const wire::Message& body)
+{
+    if (!g_batches.active) return false;
+    Runner& runner = target_runner();
+    if (g_batches.runner != nullptr && g_batches.runner != &runner)
+        throw std::runtime_error("checker bug: one batch of calls went to two runners");
+    g_batches.runner = &runner;
+    g_batches.queued.put_bytes(body.bytes().data(), body.bytes().size());
+    ++g_batches.count;
+    return true;
+}
+
+void begin_batches(int slots)
+{
+    g_batches = Batches{};
+    g_batches.active = true;
+    g_batches.slots.resize(static_cast<std::size_t>(slots));
+}
+
+void resize_batches(int slots) { g_batches.slots.resize(static_cast<std::size_t>(slots)); }
+
+void fill_slot(int slot) { g_batches.current = slot; }
+
+double run_batch()
+{
+    if (g_batches.count == 0) return 0;
+    Runner& runner = *g_batches.runner;
+    wire::Message request = calls_message(runner, g_batches.count);
+    request.put_bytes(g_batches.queued.bytes().data(), g_batches.queued.bytes().size());
+    const std::uint32_t calls = g_batches.count;
+    g_batches.queued = wire::Message();
+    g_batches.count = 0;
+    runner.call(request, calls == 1 ? "a call" : "a batch of " + std::to_string(calls) + " calls");
+    const double ms = std::max(runner.last_call_ms() - round_trip_ms(), 0.0);
+    // One record for the whole batch: each run's check gets it, with the bytes it copied to the
+    // host shared out among the runs.
+    LaunchRecord record = runner.take_record();
+    record.device_to_host_bytes /= calls;
+    g_batches.record = std::move(record);
+    g_batches.replays = static_cast<int>(g_batches.slots.size());
+    return ms;
+}
+
+void restore_slot(int slot)
+{
+    for (auto& [id, copy] : g_batches.slots.at(static_cast<std::size_t>(slot)))
+        CUDA_CHECK(cudaMemcpy(copy.original, copy.copy.data(), copy.copy.bytes(), cudaMemcpyDeviceToDevice));
+}
+
+void end_batches() { g_batches = Batches{}; }
 
 void record_from_runner()
 {
-    set_recorder({[] { student_runner().take_record(); },
-                  [] { return student_runner().take_record(); }});
-    // A timed run of the student's code is the judge's clock over its calls, less an empty
-    // round trip for each (timing.hpp).
-    set_call_clock([] {
-        CallTime timed = g_timed;
-        g_timed = CallTime{};
-        if (timed.calls > 0) timed.judged = std::max(timed.judged - timed.calls * round_trip_ms(), 0.0);
-        return timed;
-    });
+    set_recorder({[] {
+                      // Before a run queued into a batch nothing is pending: the batch's record
+                      // comes after it ran.
+                      if (!g_batches.active) student_runner().take_record();
+                  },
+                  [] {
+                      if (g_batches.replays > 0) {
+                          --g_batches.replays;
+                          return g_batches.record;
+                      }
+                      return student_runner().take_record();
+                  }});
+    // A timed run of the student's code is timed on the judge's clock alone (clock.hpp).
+    install_judge_clock();
     // The reference is timed in its own runner, the same way as the student's code.
     set_reference_route(as_reference);
     // And alone: the student's runner is stopped first, with whatever its code left running (a
@@ -234,9 +318,15 @@ void HostCopies::copy_back()
 
 namespace {
 
-// Encodes a device array of the judge's as its allocation's IPC handle and the offset into it:
-// the runner maps the allocation, and the student's kernels write the judge's buffer directly.
-void put_device_pointer(wire::Message& request, const void* pointer)
+// A device allocation of the judge's: where it starts, its size, and its id, unique to it for
+// the life of this process.
+struct Allocation {
+    CUdeviceptr base = 0;
+    std::size_t size = 0;
+    unsigned long long id = 0;
+};
+
+Allocation allocation_of(const void* pointer)
 {
     // The driver API's cuMemGetAddressRange and cuPointerGetAttribute, found through the runtime:
     // linking libcuda would stop the checker from starting at all on a machine without a driver.
@@ -251,23 +341,49 @@ void put_device_pointer(wire::Message& request, const void* pointer)
     };
     static const auto address_range = reinterpret_cast<AddressRange>(driver("cuMemGetAddressRange"));
     static const auto attribute = reinterpret_cast<PointerAttribute>(driver("cuPointerGetAttribute"));
-    CUdeviceptr base = 0;
-    std::size_t size = 0;
-    unsigned long long id = 0;  // unique to the allocation for the life of this process
+    Allocation found;
     const auto device_pointer = reinterpret_cast<CUdeviceptr>(pointer);
-    if (address_range(&base, &size, device_pointer) != CUDA_SUCCESS ||
-        attribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, device_pointer) != CUDA_SUCCESS)
+    if (address_range(&found.base, &found.size, device_pointer) != CUDA_SUCCESS ||
+        attribute(&found.id, CU_POINTER_ATTRIBUTE_BUFFER_ID, device_pointer) != CUDA_SUCCESS)
         throw std::runtime_error("checker bug: cannot find the allocation of a device array");
+    return found;
+}
+
+// Encodes a device array of the judge's as its allocation's IPC handle and the offset into it
+// (the runner maps the allocation, and the student's kernels write the judge's buffer directly),
+// with the array's own extent and whether the function may write it: a runner under a
+// sanitizer hands the function an exact-size copy, so that a read past the array's end is
+// outside what it was given.
+void put_device_pointer(wire::Message& request, const void* pointer, bool writable)
+{
+    Allocation allocation = allocation_of(pointer);
+    std::size_t offset = reinterpret_cast<CUdeviceptr>(pointer) - allocation.base;
+    const std::size_t extent = array_extent(pointer);
+    if (g_batches.active) {
+        // Timing in batches: the run in this slot gets its own copy of the allocation, as it is
+        // now (this run's fresh inputs, its poisoned output).
+        SlotCopy& copy = g_batches.slots.at(static_cast<std::size_t>(g_batches.current))[allocation.id];
+        if (copy.original == nullptr) {
+            copy.original = reinterpret_cast<void*>(allocation.base);
+            copy.copy = DeviceBuffer<unsigned char>(allocation.size);
+        }
+        CUDA_CHECK(cudaMemcpyAsync(copy.copy.data(), copy.original, allocation.size, cudaMemcpyDeviceToDevice));
+        allocation = allocation_of(copy.copy.data());
+    }
+    if (g_call_allocations.insert(allocation.id).second) g_charged.device_bytes += allocation.size;
+    target_runner().note_allocation(allocation.id);
     static std::map<unsigned long long, cudaIpcMemHandle_t> handles;
-    if (!handles.count(id)) {
+    if (!handles.count(allocation.id)) {
         cudaIpcMemHandle_t handle;
-        CUDA_CHECK(cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(base)));
-        handles[id] = handle;
+        CUDA_CHECK(cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(allocation.base)));
+        handles[allocation.id] = handle;
     }
     request.put(wire::Kind::device);
-    request.put(static_cast<std::uint64_t>(id));
-    request.put_bytes(&handles[id], sizeof(cudaIpcMemHandle_t));
-    request.put(static_cast<std::uint64_t>(reinterpret_cast<CUdeviceptr>(pointer) - base));
+    request.put(static_cast<std::uint64_t>(allocation.id));
+    request.put_bytes(&handles[allocation.id], sizeof(cudaIpcMemHandle_t));
+    request.put(static_cast<std::uint64_t>(offset));
+    request.put(static_cast<std::uint64_t>(extent));
+    request.put(static_cast<unsigned char>(writable));
 }
 
 }  // namespace
@@ -287,7 +403,7 @@ void put_pointer(wire::Message& request, HostCopies& copies, const void* pointer
     if (attributes.type != cudaMemoryTypeDevice)
         throw std::runtime_error("checker bug: only device memory from cudaMalloc and host heap arrays can be "
                                  "passed to the student's functions");
-    put_device_pointer(request, pointer);
+    put_device_pointer(request, pointer, writable);
 }
 
 }  // namespace workbook::remote

@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -80,8 +81,12 @@ public:
 
     /// \brief The judge's clock over the last call, in milliseconds (see round_trip_ms).
     double last_call_ms() const { return last_ms_; }
-    /// \brief The runner's own CUDA-event time of the last call, in milliseconds.
-    double last_reported_ms() const { return reported_ms_; }
+
+    /// \brief Notes that the next call hands the runner a device allocation: one it has not
+    /// mapped yet (or has closed since, as it does with those two calls unused) costs CPU time to
+    /// map, so that call's CPU time is not held against the student's code.
+    /// \param id the allocation's id (unique for the life of the judge's process)
+    void note_allocation(unsigned long long id);
 
     /// \brief What the runner saw launched and copied since the last take_record (waits for the
     /// record of the last call).
@@ -124,7 +129,12 @@ private:
     bool greeted_ = false;  // its hello (the functions it defines) was read
     bool cold_ = false;     // started without CUDA (start_early): it readies the GPU at its first call
     bool record_pending_ = false;
-    double last_ms_ = 0, reported_ms_ = 0;
+    double last_ms_ = 0;
+    double cpu_ms_ = 0;  // the CPU time the runner's processes took during the last call (from /proc)
+    bool cpu_counts_ = false;     // that time is the call's own (not a first call, nothing mapped anew)
+    bool maps_anew_ = false;      // the next call maps an allocation the runner does not hold
+    std::uint64_t calls_ = 0;     // calls and pings sent to this process, as it counts them
+    std::map<unsigned long long, std::uint64_t> mapped_;  // allocation -> the last call that used it
     LaunchRecord recorded_;
     std::set<std::string> defined_;
     std::function<void()> when_ready_;
@@ -136,6 +146,9 @@ Runner& student_runner();
 /// \brief The runner of the reference solution: the same runner, built from solutions/. The
 /// reference is timed there, exactly as the student's code is (time_call in judge.hpp).
 Runner& reference_runner();
+
+/// \brief Whether this checker has a reference solution's runner (the forwarders name it).
+bool has_reference_runner();
 
 /// \brief Starts the student's runner, and the reference's if asked, without waiting for either:
 /// their start overlaps the checker's own (a whole lab's run, where both are needed).
@@ -158,16 +171,49 @@ Runner& target_runner();
 /// \param calls code that calls API functions
 void as_reference(const std::function<void()>& calls);
 
-/// \brief The time of an empty round trip to a runner, in milliseconds: the median of many
-/// pings to the reference solution's runner (no student code there), measured once per process
-/// on the judge's clock exactly as a call is timed. A timed call is charged its time less this.
-double round_trip_ms();
+/// \brief How many calls were sent to a runner since it was last asked (time_gpu asks whether
+/// a launch calls into the runner).
+int take_calls_made();
 
-/// \brief Counts a call, and its time, towards the timed run under way (time_gpu reads them
-/// through set_call_clock).
-/// \param judged the call's time on the judge's clock
-/// \param reported the runner's own figure for it
-void charge(double judged, double reported);
+/// \brief What the calls since it was last asked took on the judge's clock: their count, and
+/// their time less an empty round trip each (round_trip_ms). The judge's clock (clock.hpp) reads it.
+struct Charged {
+    int calls = 0;      ///< calls made
+    double ms = 0;      ///< milliseconds, on the judge's clock, less a round trip per call
+    bool batchable = true;          ///< every call was of a void function on device arrays only
+    std::size_t device_bytes = 0;   ///< the bytes of the device allocations the calls were given
+};
+
+/// \brief Takes what the calls since the last take_charged took, and starts counting afresh.
+Charged take_charged();
+
+/// \brief Starts timing in batches (clock.hpp): every call a forwarder makes is queued into the
+/// current slot instead of being sent, with each device array it is given copied, as it is now,
+/// into that slot's own copy of its allocation, so that every run of the batch has arrays of its
+/// own (fresh inputs, its own output, nothing left in L2 by the run before).
+/// \param slots how many runs each batch holds
+void begin_batches(int slots);
+
+/// \brief Makes the batches hold `slots` runs (more than begin_batches said: new slots are added).
+/// \param slots how many runs each batch holds from now on
+void resize_batches(int slots);
+
+/// \brief The calls made from now on go into slot `slot` of the next batch.
+/// \param slot 0 to slots - 1
+void fill_slot(int slot);
+
+/// \brief Sends the queued calls to their runner as one message, which runs them one after
+/// another, and waits until their work is finished.
+/// \return the batch's time on the judge's clock, less one empty round trip, in milliseconds
+double run_batch();
+
+/// \brief Copies slot `slot`'s arrays, as its run left them, back into the judge's originals, so
+/// that the run can be checked as if it had run on them (its record included: see take_record).
+/// \param slot the slot
+void restore_slot(int slot);
+
+/// \brief Ends timing in batches and frees the slots' copies.
+void end_batches();
 
 /// \brief Launches a kernel of the judge's and waits for it: the GPU is the judge's again.
 void wait_for_judge_turn();
@@ -212,6 +258,8 @@ public:
     void add(wire::Message& request, const void* data, bool writable);
     /// \brief Copies the writable arrays back where they came from.
     void copy_back();
+    /// \brief Whether the call has no host array.
+    bool empty() const { return copies_.empty(); }
 
 private:
     std::vector<SharedCopy> copies_;
@@ -254,9 +302,22 @@ R get_result(wire::Reader& reply)
     }
 }
 
-/// \brief Starts a call of `name` (what the forwarders and forward() build on).
+/// \brief The start of one call's description: the function's name and whether to profile it;
+/// its arguments follow (put_argument).
 /// \param name the API function
-wire::Message call_request(const char* name);
+wire::Message call_body(const char* name);
+
+/// \brief Queues a call into the current batch slot, when timing in batches (begin_batches).
+/// \param body the call's description
+/// \return whether it was queued (otherwise it must be sent now)
+bool queue_in_batch(const wire::Message& body);
+
+/// \brief Sends one call to its runner and waits until its work is finished on the GPU.
+/// \param body the call's description
+/// \param batchable whether it could have been queued in a batch (a void function, no host arrays)
+/// \param name the function's name, for messages
+/// \return the done message, positioned at the call's result
+wire::Reader send_call(const wire::Message& body, bool batchable, const char* name);
 
 /// \brief Calls a student's function in the runner: what a generated forwarder does.
 /// \tparam Function the function's type, e.g. decltype(::launch_vector_add)
@@ -266,12 +327,14 @@ template <class Function, class... Args>
 auto forward(const char* name, Args... args)
 {
     using Result = decltype(std::declval<Function*>()(args...));
-    wire::Message request = call_request(name);
+    wire::Message body = call_body(name);
     HostCopies copies;
-    (put_argument(request, copies, args), ...);
-    Runner& runner = target_runner();
-    wire::Reader reply = runner.call(request, name);
-    charge(runner.last_call_ms(), runner.last_reported_ms());
+    (put_argument(body, copies, args), ...);
+    const bool batchable = std::is_void<Result>::value && copies.empty();
+    if constexpr (std::is_void<Result>::value) {
+        if (batchable && queue_in_batch(body)) return;
+    }
+    wire::Reader reply = send_call(body, batchable, name);
     copies.copy_back();
     if constexpr (!std::is_void<Result>::value) return get_result<Result>(reply);
 }

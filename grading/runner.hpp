@@ -34,8 +34,12 @@ public:
     Arguments& operator=(const Arguments&) = delete;
     /// \brief Starts the arguments of one call.
     /// \param message the call, positioned at its first argument
-    explicit Arguments(wire::Reader& message) : message_(message) {}
+    /// \param exact hand the function exact-size copies of the device arrays (under a sanitizer)
+    Arguments(wire::Reader& message, bool exact) : message_(message), exact_(exact) {}
     ~Arguments();
+    /// \brief After the call: copies the exact-size copies the function may write back into the
+    /// judge's arrays, and frees them.
+    void finish();
     /// \brief The next argument, which the judge encoded as a pointer.
     void* next_pointer();
     /// \brief The next argument, which the judge encoded as a number of `size` bytes.
@@ -45,8 +49,16 @@ public:
     static void forget_stale_allocations();
 
 private:
+    struct ExactCopy {
+        void* copy;
+        void* array;
+        std::size_t bytes;
+        bool writable;
+    };
     wire::Reader& message_;
+    bool exact_ = false;
     std::vector<std::pair<void*, std::size_t>> host_maps_;
+    std::vector<ExactCopy> exact_copies_;
 };
 
 /// \brief Decodes the next argument as a T.

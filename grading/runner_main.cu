@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -65,6 +66,16 @@ std::string g_cupti_unavailable;  // why CUPTI cannot record here (another tool 
 Arguments::~Arguments()
 {
     for (const auto& [address, bytes] : host_maps_) munmap(address, bytes);
+    for (const ExactCopy& copy : exact_copies_) cudaFree(copy.copy);
+}
+
+void Arguments::finish()
+{
+    for (ExactCopy& copy : exact_copies_) {
+        if (copy.writable) CUDA_CHECK(cudaMemcpy(copy.array, copy.copy, copy.bytes, cudaMemcpyDeviceToDevice));
+        CUDA_CHECK(cudaFree(copy.copy));
+    }
+    exact_copies_.clear();
 }
 
 void* Arguments::next_pointer()
@@ -76,7 +87,17 @@ void* Arguments::next_pointer()
         const auto id = message_.get<std::uint64_t>();
         const auto handle = message_.get<cudaIpcMemHandle_t>();
         const auto offset = message_.get<std::uint64_t>();
-        return static_cast<char*>(open_allocation(id, handle)) + offset;
+        const auto extent = static_cast<std::size_t>(message_.get<std::uint64_t>());
+        const bool writable = message_.get<unsigned char>() != 0;
+        char* array = static_cast<char*>(open_allocation(id, handle)) + offset;
+        if (!exact_ || extent == 0) return array;
+        // Under a sanitizer: a copy of exactly the array's size, so that the tool sees a read or
+        // a write past its end as one (the judge's allocation around it is larger).
+        void* copy = nullptr;
+        CUDA_CHECK(cudaMalloc(&copy, extent));
+        exact_copies_.push_back({copy, array, extent, writable});
+        CUDA_CHECK(cudaMemcpy(copy, array, extent, cudaMemcpyDeviceToDevice));
+        return copy;
     }
     case wire::Kind::host: {
         const int fd = message_.take_fd(message_.get<std::uint32_t>());
@@ -162,8 +183,7 @@ wire::Message record_message(const LaunchRecord& record)
 struct Outcome {
     wire::Status status = wire::Status::ok;
     cudaError_t code = cudaSuccess;
-    std::string text;       // the error's or the exception's words
-    float reported_ms = 0;  // this process's own time of the call
+    std::string text;  // the error's or the exception's words
     // A sticky error destroyed this process's CUDA context: the judge starts a fresh runner.
     bool sticky() const { return status == wire::Status::cuda_error && is_sticky(code); }
 };
@@ -182,39 +202,47 @@ bool begin_recording_if_free()
     }
 }
 
-// Runs the call (a ping runs nothing) between two CUDA events, then waits for the whole GPU, so
-// that its work is finished when the judge hears "done". Throws what the call threw; sets
-// `reported_ms` as soon as it is measured, and "done" carries it whatever fails after.
-void run_timed(const std::string& name, bool ping, bool profile, Arguments& arguments, wire::Message& result,
-               float& reported_ms)
+// One call of the message: its function and arguments.
+struct Call {
+    const Function* function = nullptr;
+    bool profile = false;
+    std::unique_ptr<Arguments> arguments;
+};
+
+// Runs the message's calls one after another (a ping runs none), then waits for the whole GPU,
+// so that their work is finished when the judge hears "done". Throws what a call threw. The
+// judge times all of it on its own clock; nothing here is timed.
+void run_calls(wire::Reader& request, bool ping, wire::Message& result)
 {
-    // This process's own timing of the call, as time_gpu times the reference in the judge:
-    // a figure the judge uses only where its own clock agrees (timing.hpp).
-    static cudaEvent_t before = nullptr, after = nullptr;
-    if (before == nullptr) {
-        CUDA_CHECK(cudaEventCreate(&before));
-        CUDA_CHECK(cudaEventCreate(&after));
-    }
-    // The GPU switches between the judge's context and this one at a cost (about 0.15 ms on
-    // an H100): a first kernel takes the switch, so that the events time the call alone.
+    // The GPU switches between the judge's context and this one: a first kernel takes the
+    // switch, so that a call's kernels start at once (the marker below relies on it).
     workbook_runner_drained<<<1, 1, 0, cudaStreamLegacy>>>();
     CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaEventRecord(before, cudaStreamLegacy));
+    std::vector<Call> calls;
     if (!ping) {
-        const Function* function = find(name);
-        if (function == nullptr) throw std::runtime_error(name + " is missing from your file");
-        if (profile) nvtxRangePushA("workbook-profile");
-        function->invoke(arguments, result);
-        if (profile) nvtxRangePop();
+        const bool exact = request.get<unsigned char>() != 0;
+        const auto count = request.get<std::uint32_t>();
+        for (std::uint32_t i = 0; i < count; ++i) {
+            Call call;
+            const std::string name = request.get_string();
+            call.function = find(name);
+            if (call.function == nullptr) throw std::runtime_error(name + " is missing from your file");
+            call.profile = request.get<unsigned char>() != 0;
+            // The call's arguments: device arrays opened from the judge's IPC handles (kept
+            // open for later calls), host arrays mapped from the judge's shared memory.
+            call.arguments = std::make_unique<Arguments>(request, exact);
+            if (call.profile) nvtxRangePushA("workbook-profile");
+            call.function->invoke(*call.arguments, result);
+            if (call.profile) nvtxRangePop();
+            calls.push_back(std::move(call));
+        }
     }
-    CUDA_CHECK(cudaEventRecord(after, cudaStreamLegacy));
-    CUDA_CHECK(cudaEventSynchronize(after));
-    CUDA_CHECK(cudaEventElapsedTime(&reported_ms, before, after));
     // What the caller's next use of the default stream would wait for: a kernel of the call
     // still running when this marker starts ran on a stream the default stream ignores.
     workbook_runner_drained<<<1, 1, 0, cudaStreamLegacy>>>();
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
+    for (Call& call : calls) call.arguments->finish();
 }
 
 // The "done" answer: how the call ended, this process's time of it, and, when all went well,
@@ -226,7 +254,6 @@ wire::Message done_message(const Outcome& outcome, const wire::Message& result)
     done.put(static_cast<std::int32_t>(outcome.code));
     done.put(static_cast<unsigned char>(outcome.sticky()));
     done.put_string(outcome.text);
-    done.put(outcome.reported_ms);
     if (outcome.status == wire::Status::ok) done.put_bytes(result.bytes().data(), result.bytes().size());
     return done;
 }
@@ -251,20 +278,13 @@ LaunchRecord what_it_launched(bool recording, const Outcome& outcome)
 bool serve_call(int socket, wire::Reader& request, bool ping)
 {
     ++g_call;
-    const std::string name = ping ? "" : request.get_string();
-    const bool profile = !ping && request.get<unsigned char>() != 0;
-
     wire::Message result;  // the result's fields, appended to done when all went well
     Outcome outcome;
     bool recording = false;
     try {
-        // The call's arguments, for this try block only: device arrays opened from the judge's
-        // IPC handles (kept open for later calls), host arrays mapped from the judge's shared
-        // memory and unmapped at the block's end (the judge reads its own mapping of them).
-        Arguments arguments(request);
         recording = begin_recording_if_free();
         cudaGetLastError();  // the student's call starts with no error pending from the runner's
-        run_timed(name, ping, profile, arguments, result, outcome.reported_ms);
+        run_calls(request, ping, result);
     } catch (const CudaError& e) {
         outcome.status = wire::Status::cuda_error;
         outcome.code = e.code();
@@ -336,8 +356,9 @@ int main()
     bool cold = std::getenv("WORKBOOK_RUNNER_COLD") != nullptr;
     unsetenv("WORKBOOK_RUNNER_COLD");
     const auto ready_the_gpu = [] {
-        // Waiting for the GPU by spinning keeps the judge's round trip short and steady.
-        cudaSetDeviceFlags(cudaDeviceScheduleSpin);
+        // Waiting for the GPU by blocking, not spinning: the CPU time this process takes is
+        // then its own work, which the judge reads from /proc (a call's work is the GPU's).
+        cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
         runner::warm_up();
     };
 

@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -159,6 +160,49 @@ std::string describe_status(int status)
     return "stopped";
 }
 
+
+// The CPU time, in milliseconds, that a process and every process below it have taken, as the
+// kernel counts it in /proc (user and system time of all their threads, and of the children
+// they reaped): the runner cannot change it. Processes are found through each thread's
+// `children` file; one that ends between two readings takes its time with it, which only ever
+// understates.
+double processes_cpu_ms(pid_t top)
+{
+    if (top <= 0) return 0;
+    static const double ms_per_tick = 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+    double total = 0;
+    std::vector<std::string> pending = {std::to_string(top)};
+    while (!pending.empty()) {
+        const std::string pid = pending.back();
+        pending.pop_back();
+        std::ifstream stat("/proc/" + pid + "/stat");
+        std::string text;
+        std::getline(stat, text);
+        const std::size_t after_name = text.rfind(')');
+        if (after_name == std::string::npos) continue;
+        std::istringstream fields(text.substr(after_name + 2));
+        std::string skip;
+        for (int field = 3; field < 14; ++field) fields >> skip;  // state .. cmajflt
+        double user = 0, system = 0, children_user = 0, children_system = 0;
+        fields >> user >> system >> children_user >> children_system;
+        total += (user + system + children_user + children_system) * ms_per_tick;
+        std::error_code ignored;
+        for (const auto& task : std::filesystem::directory_iterator("/proc/" + pid + "/task", ignored)) {
+            std::ifstream children(task.path() / "children");
+            for (std::string child; children >> child;) pending.push_back(child);
+        }
+    }
+    return total;
+}
+
+// What the runner says, quoted as the student's code's own words, cut at a screenful.
+std::string as_their_words(const std::string& text)
+{
+    constexpr std::size_t kMostShown = 2000;
+    if (text.size() <= kMostShown) return text;
+    return text.substr(0, kMostShown) + "... (" + std::to_string(text.size() - kMostShown) +
+           " more characters from your code not shown)";
+}
 }  // namespace
 
 Runner::Runner(std::string program, std::string who, std::vector<std::string> tool)
@@ -289,6 +333,12 @@ wire::Reader Runner::call(const wire::Message& request, const std::string& name)
     // The judge's own work (poison, inputs, guards) is finished before the call starts: a call
     // that runs on a stream of its own sees it done.
     CUDA_CHECK(cudaDeviceSynchronize());
+    // A first call loads the student's module, and mapping an allocation costs CPU time in the
+    // runner too: only a call with neither, and not under a tool (which works on the CPU itself),
+    // has its CPU time judged.
+    ++calls_;
+    cpu_counts_ = tool_.empty() && calls_ > 1 && !std::exchange(maps_anew_, false);
+    const double cpu_before = cpu_counts_ ? processes_cpu_ms(pid_) : 0;
     //! [judge clock]
     // The judge's clock: from the request to the moment the GPU runs the judge's own kernel
     // again, after the runner said "done". A runner that answered early gains nothing: the
@@ -300,23 +350,39 @@ wire::Reader Runner::call(const wire::Message& request, const std::string& name)
     wait_for_judge_turn();
     last_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     //! [judge clock]
+    // What the runner's processes spent on the CPU meanwhile, as the kernel counts it: the work
+    // a lab grades is the GPU's (check_record in common/judge.cu).
+    cpu_ms_ = cpu_counts_ ? processes_cpu_ms(pid_) - cpu_before : 0;
     record_pending_ = true;
     const auto status = done.get<wire::Status>();
     const auto code = static_cast<cudaError_t>(done.get<std::int32_t>());
     const bool sticky = done.get<unsigned char>() != 0;
-    const std::string text = done.get_string();
-    if (status == wire::Status::ok) {
-        reported_ms_ = done.get<float>();
-        return done;
-    }
+    // Words from the runner are the student's code's own (an exception's text, a CUDA error
+    // where it was caught): shown as such, and no longer than a screen.
+    const std::string text = as_their_words(done.get_string());
+    if (status == wire::Status::ok) return done;
     read_record();
+    // The error's name and words are the judge's own, from its code; the runner's report follows.
+    const std::string error = std::string(cudaGetErrorString(code)) + " (" + cudaGetErrorName(code) + ")";
     if (sticky) {
         stop();
-        throw CudaError(code, text + "\nThis error is sticky: it destroyed the GPU context of the process that "
-                                     "runs your code, which is started afresh for the next call.");
+        throw CudaError(code, error + "; the process that runs your code reported: " + text +
+                                  "\nThis error is sticky: it destroyed the GPU context of the process that "
+                                  "runs your code, which is started afresh for the next call.");
     }
-    if (status == wire::Status::cuda_error) throw CudaError(code, text);
-    throw std::runtime_error(text);
+    if (status == wire::Status::cuda_error)
+        throw CudaError(code, error + "; the process that runs your code reported: " + text);
+    throw std::runtime_error("the process that runs your code reported: " + text);
+}
+
+void Runner::note_allocation(unsigned long long id)
+{
+    // The runner closes an allocation that neither of its last two calls used
+    // (Arguments::forget_stale_allocations): the same rule, counted the same way, here.
+    const std::uint64_t next = calls_ + 1;
+    const auto found = mapped_.find(id);
+    if (found == mapped_.end() || found->second + 2 < next) maps_anew_ = true;
+    mapped_[id] = next;
 }
 
 LaunchRecord Runner::take_record()
@@ -339,7 +405,11 @@ void Runner::read_record()
     for (auto count = message.get<std::uint32_t>(); count > 0; --count)
         record.still_running.push_back(message.get_string());
     const std::string unavailable = message.get_string();
-    if (!unavailable.empty()) record.unavailable = unavailable;
+    if (!unavailable.empty()) record.unavailable = as_their_words(unavailable);
+    // Measured here, by the judge, not reported by the runner.
+    record.host_cpu_ms += cpu_ms_;
+    record.call_ms += last_ms_;
+    record.cpu_counted = cpu_counts_;
 }
 
 int Runner::finish()
@@ -396,6 +466,9 @@ void Runner::stop_and_wait()
 void Runner::forget_process()
 {
     pid_ = -1;
+    calls_ = 0;
+    mapped_.clear();
+    maps_anew_ = false;
     greeted_ = false;
     record_pending_ = false;
     recorded_ = LaunchRecord{};

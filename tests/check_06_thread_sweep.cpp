@@ -324,7 +324,7 @@ TEST_CASE("the sweep produces every point" * points(2))
             const auto time_launch = [&] {
                 return time_gpu([&] {
                     launch_matmul_dynamic_tile(m.a.data(), m.b.data(), m.c.data(), kPaperSize, kPaperSize, kPaperSize, tile);
-                }, TimingOptions{1, 5, true}).ms.median;
+                }, TimingOptions{1, 5, true}).ms_per_run();
             };
             if (!agrees("sweep_matmul at 512", matmul, threads, time_launch, why)) FAIL_CHECK(why);
         }
@@ -339,7 +339,7 @@ TEST_CASE("the sweep produces every point" * points(2))
             const int threads = point.threads_per_block;
             const auto time_launch = [&] {
                 return time_gpu([&] { launch_vector_add_blocks(v.a.data(), v.b.data(), v.c.data(), n, threads); })
-                    .ms.median;
+                    .ms_per_run();
             };
             if (!agrees("sweep_vector_add at n = 2^24", vectors, threads, time_launch, why)) FAIL_CHECK(why);
         }
@@ -353,7 +353,7 @@ TEST_CASE("the curve: 1 thread per block is far slower than 256 and the best is 
     std::vector<double> ms;
     for (int tile : kTiles)
         ms.push_back(time_gpu([&] { launch_matmul_dynamic_tile(m.a.data(), m.b.data(), m.c.data(), kPaperSize, kPaperSize, kPaperSize, tile); },
-                              TimingOptions{1, 5, true}).ms.median);
+                              TimingOptions{1, 5, true}).ms_per_run());
     const int best = kTiles[std::min_element(ms.begin(), ms.end()) - ms.begin()];
     MESSAGE("your kernel at 512: 1 thread " << ms[0] << " ms, 256 threads " << ms[4] << " ms, fastest with "
             << best * best << " threads per block");

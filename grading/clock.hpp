@@ -1,0 +1,59 @@
+/// \file clock.hpp
+/// \brief The judge's clock: how a checker times the student's code, which runs in another
+/// process (the runner), on a clock that process cannot touch. The whole timing discipline of
+/// a checker is here and in Runner::call (remote.hpp), which stops the clock.
+///
+/// One call is timed from the moment the judge sends it to the moment the GPU runs a kernel of
+/// the judge's own after the runner said "done" (a runner that answers before its work is done
+/// gains nothing: the judge's kernel runs once the runner's work is off the GPU), less an empty
+/// round trip (round_trip_ms). No figure the runner reports counts: its process is the
+/// student's.
+///
+/// A round trip costs about as much as a short call: two switches of the GPU between the two
+/// processes, the socket, the waits. Its noise would swamp a 0.2 ms call. So short calls are
+/// timed in **batches**: the judge queues N runs of the call (remote.hpp, begin_batches), each
+/// with its own copy of every array it is given (fresh inputs, its own poisoned output, nothing
+/// left in L2 by the run before), flushes L2, sends the N runs as one message and times the
+/// whole; a run's time is the batch's less one round trip, over N. Then each run's arrays are
+/// copied back and checked, as an unbatched run is. N is what makes a batch last about
+/// kBatchMs, within kBatchMemoryShare of the GPU's free memory.
+#pragma once
+
+#include "common/timing.hpp"
+
+#include <functional>
+
+namespace workbook::remote {
+
+/// \brief How long a batch of timed runs should last: long enough that the noise of one round
+/// trip (tens of microseconds on an H100) is under 1% of it.
+constexpr double kBatchMs = 3.0;
+
+/// \brief Runs in a batch at most.
+constexpr int kMaxBatch = 64;
+
+/// \brief Timed batches a measurement takes (each already the mean of many runs); the fastest
+/// counts (Timing::ms_per_run).
+constexpr int kTimedBatches = 3;
+
+/// \brief The share of the GPU's free memory the copies of a batch's arrays may take.
+constexpr double kBatchMemoryShare = 0.25;
+
+/// \brief The time of an empty round trip to a runner, in milliseconds: the fastest of many
+/// pings to the reference solution's runner (no student code there), measured once per process,
+/// before the first timing, on the judge's clock exactly as a call is timed. The fastest, since
+/// whatever else runs only ever lengthens a ping, and a round trip taken as too long would credit
+/// every call with less than it took. A timed call (or batch) is charged its time less this.
+double round_trip_ms();
+
+/// \brief How many runs a batch holds, for a call that takes `call_ms` and whose arrays'
+/// allocations take `bytes`.
+/// \param call_ms one run's time on the judge's clock
+/// \param bytes the device memory one run's arrays take (each slot copies them)
+int batch_size(double call_ms, std::size_t bytes);
+
+/// \brief Installs the judge's clock as time_gpu's clock of calls into another process
+/// (set_call_clock in timing.hpp).
+void install_judge_clock();
+
+}  // namespace workbook::remote
