@@ -19,6 +19,9 @@ answer written another way (own stream, managed memory, ...) says `// expect-los
 no failing test: it must keep full marks. `// expect-no-process-left: TEXT` also checks, once
 the lab is graded, that no process whose program path contains TEXT is still running, and
 `// expect-unchanged: PATH` that the file PATH (relative to the build folder) is as it was before.
+`// expect-absent: REGEX` checks that no test's output, and nothing in the run's results.json
+(the file Gradescope shows the student), matches REGEX: text of the grader's that the variant
+tried to read must not reach the student.
 
 A variant with `// expect-build-error: MESSAGE` must not build at all (it uses a library the labs
 forbid, or calls the reference solution): --build-error builds it and expects the build to fail saying MESSAGE. That needs no GPU.
@@ -47,10 +50,11 @@ def variant_file(lab, variant):
 
 def expectations(path):
     found = {"fail": [], "message": [], "pass": [], "lost": [], "build-error": [], "no-process-left": [],
-             "unchanged": []}
+             "unchanged": [], "absent": []}
     with open(path) as f:
         for line in f:
-            m = re.match(r"\s*//\s*expect-(fail|message|pass|lost|build-error|no-process-left|unchanged):\s*(.+?)\s*$", line)
+            m = re.match(r"\s*//\s*expect-(fail|message|pass|lost|build-error|no-process-left|unchanged|absent):"
+                         r"\s*(.+?)\s*$", line)
             if m:
                 found[m.group(1)].append(m.group(2))
     return found
@@ -89,8 +93,9 @@ def main():
         sys.exit("%s names no `// expect-fail:` test: a variant must say which check rejects it" % source)
     whole_lab = bool(expect["lost"])
 
+    out = os.path.join(a.build_dir, "grade", "variants", a.variant)
     argv = ["--build-dir", a.build_dir, "--lab", a.lab, "--variant", a.variant, "--no-build",
-            "--timeout", "20", "--out", os.path.join(a.build_dir, "grade", "variants", a.variant)]
+            "--timeout", "20", "--out", out]
     if not whole_lab:
         # Run only the tests the header names: doctest takes them as one comma-separated filter.
         named = fails + passes
@@ -137,6 +142,13 @@ def main():
         left = processes_running(marker)
         if left:
             problems.append("processes of the variant outlived its grading: %s" % "; ".join(left))
+    for pattern in expect["absent"]:
+        shown = [t.name for t in labs[0].tests if re.search(pattern, t.output)]
+        results = os.path.join(out, "results.json")
+        if os.path.exists(results) and re.search(pattern, open(results, errors="replace").read()):
+            shown.append("results.json")
+        if shown:
+            problems.append("%r, which must reach no student, is in: %s" % (pattern, ", ".join(shown)))
     for path, before in files.items():
         if grade.file_sha256(os.path.join(a.build_dir, path)) != before:
             problems.append("the variant changed %s (it must not be able to write the grader's files)" % path)
