@@ -33,7 +33,7 @@ SLURM_SETTINGS = $(if $(SLURM_PARTITION),--partition '$(SLURM_PARTITION)') \
   $(if $(filter undefined,$(origin SLURM_GRES)),,--gres '$(SLURM_GRES)') \
   $(if $(SLURM_CPUS),--cpus '$(SLURM_CPUS)')
 RUN_ON  = $(if $(filter-out local,$(RUNNER)),--runner $(RUNNER) $(SLURM_SETTINGS))
-GRADE   = $(PYTHON) grading/grade.py --build-dir $(BUILD) $(if $(SEED),--seed $(SEED)) $(RUN_ON)
+GRADE   = $(PYTHON) grading/driver/grade.py --build-dir $(BUILD) $(if $(SEED),--seed $(SEED)) $(RUN_ON)
 CLASS_ON = $(if $(RUN_ON),$(RUN_ON) $(if $(SLURM_CONCURRENCY),--concurrency $(SLURM_CONCURRENCY)) $(if $(REGRADE),--regrade))
 
 .PHONY: all grade grade-class check test clean configure deps docs bench
@@ -52,7 +52,7 @@ $(BUILD)/CMakeCache.txt: | deps
 # The checkers' test framework is doctest, from the system. As root with apt, install it;
 # otherwise CMake looks for it and, failing that, downloads its single header. OpenSSL's
 # libcrypto (libssl-dev) signs the results: installed the same way; CMake stops if it is missing.
-# Bubblewrap (bwrap) builds the runner's minimal view of the files (grading/sandbox.hpp): installed
+# Bubblewrap (bwrap) builds the runner's minimal view of the files (grading/judge/sandbox.hpp): installed
 # the same way; without it the checkers fall back to a sandbox that sees every file, and say so.
 deps:
 	@command -v cmake >/dev/null || { echo "cmake is missing: install CMake 3.24 or newer"; exit 1; }
@@ -103,7 +103,7 @@ grade: configure
 
 grade-class: configure
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade-class SUBMISSIONS=dir"; exit 2; }
-	$(PYTHON) grading/grade_class.py --build-dir $(BUILD) --submissions $(SUBMISSIONS) $(if $(SEED),--seed $(SEED)) $(if $(LAB),--lab $(LAB)) $(CLASS_ON)
+	$(PYTHON) grading/driver/grade_class.py --build-dir $(BUILD) --submissions $(SUBMISSIONS) $(if $(SEED),--seed $(SEED)) $(if $(LAB),--lab $(LAB)) $(CLASS_ON)
 
 check: configure
 	@test -n "$(LAB)" || { echo "usage: make check LAB=01"; exit 2; }

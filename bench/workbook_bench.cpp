@@ -32,7 +32,7 @@
 #include "common/random.hpp"
 #include "common/sweep.hpp"
 #include "common/timing.hpp"
-#include "grading/json.hpp"
+#include "common/json.hpp"
 
 #include <cuda_runtime.h>
 

@@ -35,7 +35,7 @@ void forget_device_array(const void* data);
 /// \brief The bytes from `pointer` to the end of the smallest noted array that holds it, or 0
 /// when no noted array does. A runner under compute-sanitizer hands the student's function
 /// copies of exactly this size, so that a read past an array's end is outside what it was
-/// given (grading/remote.hpp), though the allocation behind the array is larger.
+/// given (grading/judge/calls.hpp), though the allocation behind the array is larger.
 /// \param pointer a device address
 std::size_t array_extent(const void* pointer);
 
@@ -56,7 +56,7 @@ public:
     {
         // Whole 2 MiB pages: the driver packs smaller allocations into one page, and a page can
         // be shared with the runner, the process that holds the student's code, by one CUDA IPC
-        // handle only (grading/remote.hpp); a buffer of its own can be shared on its own.
+        // handle only (grading/judge/calls.hpp); a buffer of its own can be shared on its own.
         constexpr std::size_t page = std::size_t(2) << 20;
         if (count_ > 0) CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), (bytes() + page - 1) / page * page));
         if (data_ != nullptr) note_device_array(data_, bytes());
@@ -240,7 +240,9 @@ public:
     {
         if (storage_.data() != nullptr) forget_device_array(data());
     }
+    /// \brief Takes over another output's storage; other is left empty.
     GuardedOutput(GuardedOutput&&) = default;
+    /// \brief Swaps storage with another output, which frees this one's old storage.
     GuardedOutput& operator=(GuardedOutput&&) = default;
 
     /// \brief The device address of output element 0 (the guard lies before it).

@@ -28,7 +28,7 @@ struct DeviceProbe {
 ///
 /// Tells apart "no CUDA device found" from a driver too old for this runtime, and names both
 /// versions in the second case.
-/// \snippet grading/device_query.cpp probe
+/// \snippet grading/judge/device_query.cpp probe
 DeviceProbe probe_device();
 
 /// \brief Facts about the current device.
@@ -47,7 +47,7 @@ struct DeviceFacts {
 };
 
 /// \brief The current device's facts, read once per process.
-/// \snippet grading/device_query.cpp facts
+/// \snippet grading/judge/device_query.cpp facts
 const DeviceFacts& device_facts();
 
 /// \brief A GPU architecture that code is built for.

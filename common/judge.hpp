@@ -188,7 +188,7 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
 void set_before_profiled_call(std::function<void()> before);
 
 /// \brief Installs how a call is run as the reference solution would run it: a checker sends the
-/// very same call to a runner of the reference solution (grading/remote.hpp), so that the
+/// very same call to a runner of the reference solution (grading/judge/calls.hpp), so that the
 /// reference is timed exactly as the student's code is. Without it (make bench, where all the
 /// code is the workbook's), time_call times the reference function it is given, in process.
 /// \param route runs its argument with the student's functions standing for the reference's

@@ -52,7 +52,7 @@ LaunchRecord end_recording();
 
 /// \brief Where the judge's recordings come from. By default CUPTI in this very process (make
 /// bench, whose code is all the workbook's); a checker installs one that asks the runner, the
-/// process that holds the student's code (grading/remote.hpp).
+/// process that holds the student's code (grading/judge/calls.hpp).
 struct Recorder {
     std::function<void()> begin;        ///< starts a recording
     std::function<LaunchRecord()> end;  ///< ends it and returns what it saw

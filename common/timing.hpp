@@ -28,7 +28,9 @@ struct TimingOptions {
     std::function<void()> after_each;
     /// Timed runs stop early, after at least min_repetitions, once they add up to enough_ms: a
     /// 25 ms matmul's spread is a tenth of a percent, and ten more runs of it would only add a
-    /// quarter of a second to every grade run (nvbench stops on a time budget the same way).
+    /// quarter of a second to every grade run. (nvbench stops otherwise: once its samples' relative
+    /// noise is under a bound, --max-noise, after a minimum time, with a timeout as the cap. A
+    /// fixed budget is simpler, and enough for figures set beside a reference timed alike.)
     int min_repetitions = 5;
     double enough_ms = 100;  ///< see min_repetitions
 };
@@ -57,7 +59,7 @@ struct Timing {
 };
 
 /// \brief Registers work that runs beside the checker on this GPU (the grading harness's early
-/// tool runs, grading/tools.hpp): every measurement first waits for it.
+/// tool runs, grading/judge/tools.hpp): every measurement first waits for it.
 /// \param wait_until_done returns once the work is over
 void add_background_gpu_work(std::function<void()> wait_until_done);
 

@@ -2,7 +2,7 @@
 /// \brief The checker library in one include: what a checker, the bench and a lab use to build,
 /// run, compare and time GPU work. The grading harness (grading/: the checkers' main, the
 /// results channel and its signing, the runs under NVIDIA's tools) builds on it; checkers
-/// include grading/checker.hpp, which includes this.
+/// include grading/judge/checker.hpp, which includes this.
 #pragma once
 
 /// \namespace workbook

@@ -3,7 +3,7 @@
 # objects, and each lab's buggy variants with the ctest tests that expect them rejected. The
 # build-time tools it runs are in grading/buildtools/.
 
-# One checker: two executables, the judge and the runner (grading/remote.hpp).
+# One checker: two executables, the judge and the runner (grading/judge/calls.hpp).
 #   ${target}_runner  the implementation (the student's file), linked with the runner's main and
 #                     the lab's table of functions; nothing of the judge's
 #   ${target}         the judge: the lab's checker, its reference solution(s) and the forwarders
@@ -29,7 +29,7 @@ function(workbook_add_checker target lab references implementation)
   endforeach()
   add_executable(${target}_runner $<TARGET_OBJECTS:${target}_file> $<TARGET_OBJECTS:${lab}_serve>)
   set_target_properties(${target}_runner PROPERTIES LINKER_LANGUAGE CXX)
-  target_link_libraries(${target}_runner PRIVATE workbook_runner_main workbook_common)
+  target_link_libraries(${target}_runner PRIVATE grading_runner workbook_common)
   add_custom_command(TARGET ${target}_runner PRE_LINK
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/buildtools/student_symbols.py
             --source ${implementation} --lab ${lab} --out $<TARGET_FILE_DIR:${target}_runner>/${target}.kernels
@@ -47,7 +47,7 @@ function(workbook_add_checker target lab references implementation)
     add_dependencies(${target} ${references})
   endif()
   add_dependencies(${target} ${target}_runner)
-  target_link_libraries(${target} PRIVATE ${lab}_checker workbook_checker_main workbook_grading workbook_common
+  target_link_libraries(${target} PRIVATE ${lab}_checker grading_checker_main grading_judge workbook_common
                                           workbook_doctest)
 endfunction()
 
@@ -69,7 +69,7 @@ function(workbook_add_api name)
   if(NOT WORKBOOK_PREBUILT)
     add_dependencies(${name}_forward check_${name}_solution_runner)
   endif()
-  target_link_libraries(${name}_forward PRIVATE workbook_grading workbook_doctest)
+  target_link_libraries(${name}_forward PRIVATE grading_judge workbook_doctest)
   add_library(${name}_serve OBJECT ${dir}/${name}_serve.cpp)
   target_include_directories(${name}_serve PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(${name}_serve PRIVATE workbook_common)
@@ -135,13 +135,13 @@ function(workbook_add_lab name source)
     # A submission's build: the checker's object is the workbook build's.
     add_library(${name}_checker OBJECT IMPORTED)
     set_target_properties(${name}_checker PROPERTIES IMPORTED_OBJECTS "${prebuilt_${name}_checker}")
-    target_link_libraries(${name}_checker INTERFACE workbook_grading workbook_doctest)
+    target_link_libraries(${name}_checker INTERFACE grading_judge workbook_doctest)
   else()
     add_library(${name}_checker OBJECT ${PROJECT_SOURCE_DIR}/tests/check_${name}.cpp)
     target_include_directories(${name}_checker PRIVATE ${PROJECT_SOURCE_DIR}/tests)
     # Where the checker finds the workbook's scripts (lab 06 draws its plot with one).
     target_compile_definitions(${name}_checker PRIVATE WORKBOOK_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-    target_link_libraries(${name}_checker PUBLIC workbook_grading workbook_doctest)
+    target_link_libraries(${name}_checker PUBLIC grading_judge workbook_doctest)
     workbook_add_checker(check_${name}_solution ${name} "${references}" ${PROJECT_SOURCE_DIR}/solutions/${dir}/${source}
                          ARCHITECTURE ${arg_ARCHITECTURE})
     add_dependencies(check_all_solution check_${name}_solution)
@@ -181,21 +181,21 @@ function(workbook_add_lab name source)
         set_target_properties(check_${name}__${variant} check_${name}__${variant}_runner check_${name}__${variant}_file
                               PROPERTIES EXCLUDE_FROM_ALL TRUE)
         add_test(NAME unit.${name}.build_refused.${variant}
-                 COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/expect_rejected.py
+                 COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/driver/expect_rejected.py
                          --build-dir ${CMAKE_BINARY_DIR} --lab ${name} --variant ${variant} --build-error)
         continue()
       endif()
       list(APPEND variants "\"${variant}\"")
       add_test(NAME gpu.${name}.buggy.${variant}
-               COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/expect_rejected.py
+               COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/driver/expect_rejected.py
                        --build-dir ${CMAKE_BINARY_DIR} --lab ${name} --variant ${variant})
       set_tests_properties(gpu.${name}.buggy.${variant} PROPERTIES SKIP_RETURN_CODE 77)
     endforeach()
     add_test(NAME gpu.${name}.solution_scores_full_marks
-             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/grade.py --build-dir ${CMAKE_BINARY_DIR}
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/driver/grade.py --build-dir ${CMAKE_BINARY_DIR}
                      --no-build --solutions --lab ${name} --expect full)
     add_test(NAME gpu.${name}.skeleton_fails
-             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/grade.py --build-dir ${CMAKE_BINARY_DIR}
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/driver/grade.py --build-dir ${CMAKE_BINARY_DIR}
                      --no-build --lab ${name} --expect zero)
     set_tests_properties(gpu.${name}.solution_scores_full_marks gpu.${name}.skeleton_fails
                          PROPERTIES SKIP_RETURN_CODE 77)

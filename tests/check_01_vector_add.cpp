@@ -4,7 +4,7 @@
 // just over 2^26), on seeded random data; then the host round trip; then the kernel's bandwidth
 // beside the reference solution's. The lab states only its data (the calls below); the judge
 // (common/judge.hpp) poisons, runs, records, compares, repeats and times every one of them.
-#include "grading/checker.hpp"
+#include "grading/judge/checker.hpp"
 
 #include "01_vector_add.hpp"
 // The reference solution's functions, with the types of yours: its object is linked beside yours

@@ -191,20 +191,20 @@ bool g_report_complete = false;
 // tries the system's python3, and skips the plot test if that has none either.
 constexpr int kNoMatplotlib = 77;
 
-// grading/plot_sweep.py, started before it is needed: loading matplotlib takes over a second, which
+// grading/driver/plot_sweep.py, started before it is needed: loading matplotlib takes over a second, which
 // then overlaps the sweeps on the GPU instead of following them. It waits on its standard input
 // (a socket), draws when sent "plot", and exits without drawing when the socket closes.
 class PlotScript {
 public:
     PlotScript(const std::string& python, const std::string& folder)
-        : command_(python + " '" + WORKBOOK_SOURCE_DIR + "/grading/plot_sweep.py' --on-request '" + folder + "'")
+        : command_(python + " '" + WORKBOOK_SOURCE_DIR + "/grading/driver/plot_sweep.py' --on-request '" + folder + "'")
     {
         int ends[2];
         if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) return;
         posix_spawn_file_actions_t actions;
         posix_spawn_file_actions_init(&actions);
         posix_spawn_file_actions_adddup2(&actions, ends[1], 0);  // dup2 clears close-on-exec
-        const std::string script = std::string(WORKBOOK_SOURCE_DIR) + "/grading/plot_sweep.py";
+        const std::string script = std::string(WORKBOOK_SOURCE_DIR) + "/grading/driver/plot_sweep.py";
         const char* argv[] = {python.c_str(), script.c_str(), "--on-request", folder.c_str(), nullptr};
         if (posix_spawnp(&pid_, python.c_str(), &actions, nullptr, const_cast<char* const*>(argv), environ) != 0)
             pid_ = -1;

@@ -3,7 +3,7 @@
 // the bandwidth test against the reference solution.
 #pragma once
 
-#include "grading/checker.hpp"
+#include "grading/judge/checker.hpp"
 
 #include <algorithm>
 #include <array>

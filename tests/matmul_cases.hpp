@@ -3,7 +3,7 @@
 // diagnosis, and the GFLOP/s test against the reference solution and cuBLAS in the same precision.
 #pragma once
 
-#include "grading/checker.hpp"
+#include "grading/judge/checker.hpp"
 
 #include <array>
 #include <cmath>

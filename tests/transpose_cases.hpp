@@ -2,7 +2,7 @@
 // with a diagnosis, and its bandwidth test against the reference solution.
 #pragma once
 
-#include "grading/checker.hpp"
+#include "grading/judge/checker.hpp"
 
 #include <algorithm>
 #include <memory>

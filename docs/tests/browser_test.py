@@ -13,7 +13,7 @@ the DevTools protocol over a pipe), and checks on each page, in the browser itse
 * every internal link resolves: each <a href> into the site names a file that exists and, when it
   has a #fragment, an element with that id or name in the target page.
 
-The grade report is checked the same way: a sample that this script writes with grading/grade.py's
+The grade report is checked the same way: a sample that this script writes with grading/driver/grade.py's
 own writers (passed, failed, skipped and bonus tests, a lab that does not compile), plus every
 --report given and BUILD/grade/report.html when a grade run left one.
 
@@ -230,7 +230,7 @@ def check_link(href, base_url, root):
 # The sample grade report
 
 def write_sample_report(out_dir):
-    """A report.html from grading/grade.py's own writers, with every kind of result in it."""
+    """A report.html from grading/driver/grade.py's own writers, with every kind of result in it."""
     sys.path.insert(0, os.path.join(ROOT, "grading"))
     import grade
 

@@ -2,8 +2,8 @@
 """Write the two sides of a lab's API from its header (tests/NN_name.hpp).
 
 The judge never links the student's code: each API function is defined in the judge by a
-forwarder that sends the call to the runner (grading/remote.hpp), and the runner has a table
-that calls the student's function when asked (grading/runner.hpp). Both are written from the
+forwarder that sends the call to the runner (grading/judge/calls.hpp), and the runner has a table
+that calls the student's function when asked (grading/runner/runner.hpp). Both are written from the
 header's declarations, one per line:
 
     WORKBOOK_STUDENT_FUNCTION void launch_vector_add(const float* a, const float* b, float* c, int n);
@@ -66,8 +66,8 @@ def main():
     functions = declarations(args.header)
     banner = f"// Written by grading/buildtools/api_stubs.py from tests/{header}: do not edit.\n"
 
-    forward = [banner, "// The judge's side: each API function sends its call to the runner (grading/remote.hpp).\n",
-               '#include "grading/checker.hpp"\n', f'#include "{header}"\n', '#include "grading/remote.hpp"\n\n']
+    forward = [banner, "// The judge's side: each API function sends its call to the runner (grading/judge/calls.hpp).\n",
+               '#include "grading/judge/checker.hpp"\n', f'#include "{header}"\n', '#include "grading/judge/calls.hpp"\n\n']
     for name, names, params, result in functions:
         forward.append(f"{result} {name}({params})\n{{\n"
                        f"    return workbook::remote::forward<decltype(::{name})>(\"{name}\"{''.join(', ' + n for n in names)});\n"
@@ -78,8 +78,8 @@ def main():
                                 for name, _, _, _ in functions))
     forward.append(";\n}  // namespace\n")
 
-    serve = [banner, "// The runner's side: the table of the functions it calls for the judge (grading/runner.hpp).\n",
-             '#include "grading/student_api.hpp"\n', f'#include "{header}"\n', '#include "grading/runner.hpp"\n\n',
+    serve = [banner, "// The runner's side: the table of the functions it calls for the judge (grading/runner/runner.hpp).\n",
+             '#include "grading/protocol/student_api.hpp"\n', f'#include "{header}"\n', '#include "grading/runner/runner.hpp"\n\n',
              "const std::vector<workbook::runner::Function>& workbook::runner::lab_functions()\n{\n",
              "    static const std::vector<Function> functions = {\n"]
     serve.append(",\n".join(f"        serve(\"{name}\", &::{name})" for name, _, _, _ in functions))

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Turns a compiled reference solution into an object that links beside the student's file.
 
-A checker times the student's kernel beside the reference solution's, in one process, so both
-files are linked into one program, and both define the same functions and kernels. The solution
-is compiled exactly as a student's file is; then this script renames, in its object, every symbol
-the solution itself defines to the name it would have inside `namespace NS`:
+The judge links the reference solution, to compute the expected output of every timed run in its
+own process (the reference is timed elsewhere: in a runner of its own, exactly as the student's
+file is, docs/grading.md). make bench links every solution into one program too. Each of these
+programs would then hold two files that define the same functions and kernels (the checker's
+forwarders, or another lab's solution). The solution is compiled exactly as a student's file is;
+then this script renames, in its object, every symbol the solution itself defines to the name it
+would have inside `namespace NS`:
 
     launch_vector_add(const float*, const float*, float*, int)
         -> reference::launch_vector_add(const float*, const float*, float*, int)

@@ -3,7 +3,7 @@
 // Its tests pass, fail, crash, hang, exit, throw, lose the CUDA context or try to forge a result,
 // each only when the environment variable naming that fault is set, so one binary plays every
 // kind of broken submission. Built with WORKBOOK_CHECKER_WITHOUT_GPU, so it needs no GPU.
-#include "grading/checker.hpp"
+#include "grading/judge/checker.hpp"
 
 #include <chrono>
 #include <csignal>

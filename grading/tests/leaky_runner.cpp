@@ -1,6 +1,6 @@
 // A runner whose code leaves a process behind, as a student's file might: a static initializer
 // forks twice, leaves its session and sleeps. unit.sandbox checks that stopping the runner ends it.
-#include "grading/runner.hpp"
+#include "grading/runner/runner.hpp"
 
 #include <unistd.h>
 

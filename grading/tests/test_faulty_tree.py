@@ -102,7 +102,7 @@ def main():
     p.add_argument("--build-dir", required=True)
     build_dir = os.path.abspath(p.parse_args().build_dir)
     # Without a GPU nothing would be graded: skip before building a whole tree for nothing.
-    sys.path.insert(0, os.path.join(SOURCE_DIR, "grading"))
+    sys.path.insert(0, os.path.join(SOURCE_DIR, "grading", "driver"))
     import grade
     device = grade.probe_device(build_dir)
     if not device.get("ok"):
@@ -114,7 +114,7 @@ def main():
         plant(tree)
         out = os.path.join(build_dir, "grade", "faulty_tree")
         started = time.monotonic()
-        r = subprocess.run([sys.executable, os.path.join(SOURCE_DIR, "grading", "grade.py"),
+        r = subprocess.run([sys.executable, os.path.join(SOURCE_DIR, "grading", "driver", "grade.py"),
                             "--build-dir", build_dir, "--submission", tree, "--out", out])
         seconds = time.monotonic() - started
         if r.returncode == 77:

@@ -21,8 +21,8 @@ import tempfile
 import time
 import unittest
 
-GRADING_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOURCE_DIR = os.path.dirname(GRADING_DIR)
+GRADING_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "driver")
+SOURCE_DIR = os.path.dirname(os.path.dirname(GRADING_DIR))
 sys.path.insert(0, GRADING_DIR)
 import class_student  # noqa: E402
 import grade  # noqa: E402

@@ -19,7 +19,7 @@ import time
 import unittest
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "driver"))
 import grade  # noqa: E402
 
 FAKE = None  # the fake checker binary, set from --fake
@@ -103,8 +103,8 @@ class GraderTest(unittest.TestCase):
         args = argparse.Namespace(no_build=True, timeout=5.0, verbose=False, test=None, solutions=True,
                                   variant=None)
         with contextlib.redirect_stdout(io.StringIO()):
-            grade.grade_labs(labs, os.path.dirname(bin_dir), os.path.dirname(bin_dir), env_extra or {},
-                             {"ok": True}, args, self.tmp)
+            grade.grade_labs(labs, grade.Run(os.path.dirname(bin_dir), os.path.dirname(bin_dir), args, {"ok": True},
+                                             env_extra or {}, self.tmp))
         return bin_dir
 
     def assert_only_fault_fails(self, results, faulty):
@@ -294,11 +294,12 @@ class NoDevice(GraderTest):
     def test_grade_lab_without_a_device_skips_every_test(self):
         lab = grade.Lab("01_fake", "fake.cu")
         bin_dir = self.fake_build([lab])
-        args = argparse.Namespace(no_build=True, timeout=5.0, verbose=False)
+        args = argparse.Namespace(no_build=True, timeout=5.0, verbose=False, test=None, solutions=False,
+                                  variant=None)
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            grade.grade_lab(lab, os.path.dirname(bin_dir), os.path.dirname(bin_dir), "check_01_fake",
-                            [], {}, {"ok": False, "message": NO_DEVICE}, args, self.tmp)
+            grade.grade_lab(lab, grade.Run(os.path.dirname(bin_dir), os.path.dirname(bin_dir), args,
+                                           {"ok": False, "message": NO_DEVICE}, {}, self.tmp))
         self.assertEqual(printed.getvalue(), "",
                          "a lab with no problem of its own says nothing: the reason is said once, above every lab")
         self.assertEqual(lab.problem, NO_DEVICE)

@@ -3,8 +3,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
-#include "grading/hmac.hpp"
-#include "grading/json.hpp"
+#include "grading/judge/hmac.hpp"
+#include "common/json.hpp"
 
 #include <string>
 

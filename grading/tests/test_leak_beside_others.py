@@ -24,7 +24,7 @@ import sys
 import threading
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SOURCE_DIR, "grading"))
+sys.path.insert(0, os.path.join(SOURCE_DIR, "grading", "driver"))
 import grade  # noqa: E402  (probe_device)
 
 TEST = "round trip from host: frees what it allocates"
@@ -37,7 +37,7 @@ def graded(build_dir, which, name):
     (whose end ends every process below it: device_churn must not be one): the test's entry in
     results.json, or what kept it from running."""
     out = os.path.join(build_dir, "grade", "leak_beside_others", name)
-    r = subprocess.run([sys.executable, os.path.join(SOURCE_DIR, "grading", "grade.py"), "--build-dir", build_dir,
+    r = subprocess.run([sys.executable, os.path.join(SOURCE_DIR, "grading", "driver", "grade.py"), "--build-dir", build_dir,
                         "--lab", "01", "--no-build", "--test", TEST, "--out", out] + which)
     if r.returncode == 77:
         return "no usable GPU"

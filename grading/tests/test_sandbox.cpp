@@ -1,12 +1,12 @@
 // The runner's process and its sandbox, without a GPU: a runner starts, says what it defines,
 // exits when asked, and nothing it started outlives it; in the minimal view it sees none of the
-// grader's files (grading/remote.hpp, grading/sandbox.hpp). Started with --look-around, this
+// grader's files (grading/judge/calls.hpp, grading/judge/sandbox.hpp). Started with --look-around, this
 // program is the one the view's test starts in the sandbox: it says what it sees there.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
-#include "grading/remote.hpp"
-#include "grading/sandbox.hpp"
+#include "grading/judge/calls.hpp"
+#include "grading/judge/sandbox.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

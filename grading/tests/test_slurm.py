@@ -40,8 +40,8 @@ import sys
 import time
 import unittest
 
-GRADING_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOURCE_DIR = os.path.dirname(GRADING_DIR)
+GRADING_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "driver")
+SOURCE_DIR = os.path.dirname(os.path.dirname(GRADING_DIR))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The whole and the broken student bear unit.grade_class's names: a student's build folder is
 # named after them, so under make test, which runs that test first, theirs are already built.

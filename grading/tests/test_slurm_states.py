@@ -16,7 +16,7 @@ import sys
 import tempfile
 import unittest
 
-GRADING_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GRADING_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "driver")
 sys.path.insert(0, GRADING_DIR)
 import slurm  # noqa: E402
 import class_slurm  # noqa: E402

@@ -1,10 +1,10 @@
-/// \file remote.hpp
+/// \file calls.hpp
 /// \brief The judge's side of the two processes: calling the student's functions in the runner.
 ///
 /// A checker is two programs. The judge (`check_NN_name`) holds the tests, the data, the float64
 /// references, the reference solution, the clock and the signing key; it never loads the
 /// student's code. The runner (`check_NN_name_runner`) is the student's file linked with a small
-/// dispatcher (runner.hpp): it calls the student's functions when the judge asks, and holds
+/// dispatcher (grading/runner/runner.hpp): it calls the student's functions when the judge asks, and holds
 /// nothing of the judge's.
 ///
 /// In the judge, every API function of the lab is defined by a generated forwarder
@@ -28,7 +28,7 @@
 #pragma once
 
 #include "common/launch_record.hpp"
-#include "wire.hpp"
+#include "grading/protocol/wire.hpp"
 
 #include <sys/types.h>
 

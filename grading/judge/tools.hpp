@@ -5,7 +5,7 @@
 /// A checker declares *probes*: named pieces of GPU work, such as "launch the student's transpose
 /// once at 4096 x 4096". A test then starts the checker's own executable again, as
 /// `checker --workbook-probe=NAME`, which starts its runner (the process that holds the student's
-/// code, remote.hpp) under `ncu` or `compute-sanitizer` inside the runner's sandbox, and reads
+/// code, calls.hpp) under `ncu` or `compute-sanitizer` inside the runner's sandbox, and reads
 /// what the tool found. The tool sees only the student's work, and a fault in it cannot take the
 /// checker down.
 ///
@@ -41,13 +41,13 @@ bool register_probe(const std::vector<std::string>& name_and_tools, ProbeFunctio
 /// \brief Runs a registered probe in this process (checker_main.cpp calls it).
 /// \param name the probe's name
 /// \return false when no probe has that name
-/// \snippet grading/checker_main.cpp run probe
+/// \snippet grading/judge/checker_main.cpp run probe
 bool run_probe(const std::string& name);
 
 /// \brief Where an NVIDIA tool lives: on PATH, else in the CUDA toolkit's bin folder.
 /// \param name e.g. "ncu" or "compute-sanitizer"
 /// \return the path, or an empty string when the tool is not installed
-/// \snippet grading/tool_run.cpp find tool
+/// \snippet grading/judge/tool_run.cpp find tool
 std::string find_tool(const std::string& name);
 
 /// \brief What happened when a tool ran a probe.
@@ -58,7 +58,7 @@ struct ToolRun {
     std::string why_not;  ///< when !ran, why not
 };
 
-/// \brief Which of a checker's two processes a tool watches (remote.hpp).
+/// \brief Which of a checker's two processes a tool watches (calls.hpp).
 enum class Target {
     runner,  ///< the runner, the student's code: the tool is started inside its sandbox
     judge,   ///< the checker itself (the reference solution runs there)
@@ -69,7 +69,7 @@ enum class Target {
 /// \param probe the probe's name
 /// \param timeout_s seconds before the tool is stopped
 /// \param environment settings "NAME=value" for the run (a gate, see start_tool_runs_early)
-/// \snippet grading/ncu.cpp run under ncu
+/// \snippet grading/judge/ncu.cpp run under ncu
 ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
                         int timeout_s = 180, const std::vector<std::string>& environment = {});
 
@@ -79,7 +79,7 @@ ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std
 /// \param environment settings "NAME=value" for the run
 /// \param timeout_s seconds before the tool is stopped
 /// \param target which process the tool watches: the runner this program starts, or this program
-/// \snippet grading/slowness.cpp profile
+/// \snippet grading/judge/slowness.cpp profile
 ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std::vector<std::string>& self_args,
                        const std::vector<std::string>& environment, int timeout_s, Target target);
 
@@ -157,11 +157,11 @@ void start_tool_runs_early(int gate_fd = -1);
 void skip_test(const std::string& reason);
 
 /// \brief The reason given to skip_test in the running test, or empty (checker_main.cpp uses it).
-/// \snippet grading/checker_main.cpp skip reason
+/// \snippet grading/judge/checker_main.cpp skip reason
 const std::string& skip_reason();
 
 /// \brief Forgets the skip reason; called when a test starts.
-/// \snippet grading/checker_support.cpp clear skip
+/// \snippet grading/judge/checker_support.cpp clear skip
 void clear_skip();
 
 }  // namespace workbook

@@ -52,6 +52,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 
 from building import (SOURCE_DIR, build, build_references, build_up_front, checker_target,
                       cmake_cache_value, compiler_errors, configure, labs_dir_of, submission_options)
@@ -149,8 +150,7 @@ def grade(args):
 
     out_dir = os.path.abspath(args.out or os.path.join(build_dir, "grade"))
     os.makedirs(out_dir, exist_ok=True)
-    grade_labs(labs, build_dir, trusted_build_dir, checker_environment(seed, device), device, args,
-               out_dir)
+    grade_labs(labs, Run(build_dir, trusted_build_dir, args, device, checker_environment(seed, device), out_dir))
 
     print_scores(labs)
     write_reports(out_dir, labs, seed, device, time.monotonic() - started)
@@ -218,24 +218,44 @@ def checker_environment(seed, device):
     return env_extra
 
 
-def grade_labs(labs, build_dir, trusted_build_dir, env_extra, device, args, out_dir):
+@dataclass
+class Run:
+    """What every lab of one grading run shares: where the checkers are built (the tree graded,
+    and the trusted build of the references), the command's arguments, the device, the checkers'
+    environment, and where the logs and reports go. `built` is set once everything was built up
+    front (grade_labs)."""
+    build_dir: str
+    trusted_build_dir: str
+    args: object
+    device: dict
+    env_extra: dict
+    log_dir: str
+    built: bool = False
+    filters: list = field(default_factory=list)
+
+    def __post_init__(self):
+        self.filters = ["--test-case=" + self.args.test] if getattr(self.args, "test", None) else []
+
+    @property
+    def suffix(self):
+        """The checkers' name after the lab's: _solution, __variant, or nothing (labs/)."""
+        args = self.args
+        return "_solution" if args.solutions else "__" + args.variant if getattr(args, "variant", None) else ""
+
+
+def grade_labs(labs, run):
     """Builds the checkers of every selected lab in one parallel build, then grades the labs one
     after another, and waits for the checkers still exiting. Each lab's checker is started while
     the lab before it runs (CheckersAhead), so that its start costs no time of its own. Nothing
     the checkers started outlives the run: what they leave behind is adopted, then ended with
     them (adopt_leftovers, reap_checkers)."""
     adopt_leftovers()
-    filters = ["--test-case=" + args.test] if args.test else []
-    suffix = "_solution" if args.solutions else "__" + args.variant if args.variant else ""
-    built = not args.no_build and build_up_front(build_dir, trusted_build_dir, labs, suffix)
-    ahead = CheckersAhead(build_dir, trusted_build_dir, suffix, filters, env_extra, out_dir,
-                          device.get("ok") and (built or args.no_build))
+    run.built = not run.args.no_build and build_up_front(run.build_dir, run.trusted_build_dir, labs, run.suffix)
+    ahead = CheckersAhead(run, run.device.get("ok") and (run.built or run.args.no_build))
     try:
         for i, lab in enumerate(labs):
             following = labs[i + 1] if i + 1 < len(labs) else None
-            grade_lab(lab, build_dir, trusted_build_dir, checker_target(lab, suffix), filters,
-                      env_extra, device, args, out_dir, built, ahead.held.get(lab.id),
-                      lambda following=following: ahead.start(following))
+            grade_lab(lab, run, ahead.held.get(lab.id), lambda following=following: ahead.start(following))
             ahead.discard(lab)  # its checker, if grade_lab did not run it
     finally:
         ahead.discard_all()
@@ -253,21 +273,20 @@ class CheckersAhead:
     ahead (`enabled`: with a GPU, after the up-front build or with --no-build). A checker not
     run by its lab is stopped (discard)."""
 
-    def __init__(self, build_dir, trusted_build_dir, suffix, filters, env_extra, log_dir, enabled):
-        self.build_dir, self.trusted_build_dir, self.suffix = build_dir, trusted_build_dir, suffix
-        self.filters, self.env_extra, self.log_dir, self.enabled = filters, env_extra, log_dir, enabled
+    def __init__(self, run, enabled):
+        self.run, self.enabled = run, enabled
         self.held = {}  # lab id -> HeldChecker
 
     def start(self, lab):
         """Starts `lab`'s checker, holding (None: the last lab has no next one)."""
+        run = self.run
         if not self.enabled or lab is None or lab.id in self.held:
             return
-        binary = os.path.join(self.build_dir, "bin", checker_target(lab, self.suffix))
+        binary = os.path.join(run.build_dir, "bin", checker_target(lab, run.suffix))
         if not os.path.exists(binary):
             return
-        tests = list_tests(reference_checker(lab, self.trusted_build_dir, False), self.filters)
-        self.held[lab.id] = HeldChecker(binary, self.filters, self.env_extra,
-                                        lab_log_path(self.log_dir, lab), tests)
+        tests = list_tests(reference_checker(lab, run.trusted_build_dir, False), run.filters)
+        self.held[lab.id] = HeldChecker(binary, run.filters, run.env_extra, lab_log_path(run.log_dir, lab), tests)
 
     def discard(self, lab):
         held = self.held.pop(lab.id, None)
@@ -300,19 +319,21 @@ def exit_status(labs, device, args):
 # ----------------------------------------------------------------------------------------------
 # One lab
 
-def grade_lab(lab, build_dir, trusted_build_dir, target, filters, env_extra, device, args, log_dir,
-              built=False, held=None, start_next=None):
-    """Builds (unless `built` up front, or --no-build) and runs one lab's checker: `held` if it
-    was started ahead (HeldChecker; its caller stops it if this lab does not run it). Once the
-    checker has reported its first test, `start_next()` starts the next lab's. With no usable
-    GPU, a lab is shown only if it has a problem of its own (a missing file, a compile error):
-    print_device has said above every lab why none is graded."""
+def grade_lab(lab, run, held=None, start_next=None):
+    """Builds (unless everything was built up front, or --no-build) and runs one lab's checker:
+    `held` if it was started ahead (HeldChecker; its caller stops it if this lab does not run it).
+    Once the checker has reported its first test, `start_next()` starts the next lab's. With no
+    usable GPU, a lab is shown only if it has a problem of its own (a missing file, a compile
+    error): print_device has said above every lab why none is graded."""
+    build_dir, trusted_build_dir, args, device = run.build_dir, run.trusted_build_dir, run.args, run.device
+    filters, env_extra, log_dir = run.filters, run.env_extra, run.log_dir
+    target = checker_target(lab, run.suffix)
     heading = "\nLab %s: %s" % (lab.number, lab.title)
     if device.get("ok"):
         print(heading)
         heading = None  # printed: the build and the tests follow it
     lab.log_path = lab_log_path(log_dir, lab)
-    build_each = not args.no_build and not built
+    build_each = not args.no_build and not run.built
     with open(lab.log_path, "w") as log:
         trusted = reference_checker(lab, trusted_build_dir, build_each)
         # The tests and their points come from the reference solution's checker, never from the
@@ -460,7 +481,7 @@ def test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
 def run_on_slurm(args, argv):
     """This very grade run, with --runner local, as one task that srun places on a GPU of the
     cluster: its output comes back live, and its exit status is the grade run's."""
-    sys.path.insert(0, os.path.join(SOURCE_DIR, "grading"))
+    sys.path.insert(0, os.path.join(SOURCE_DIR, "grading", "driver"))
     import slurm
     try:
         cmd = slurm.srun_command(slurm.options(args.partition, args.account, args.time, args.gres, args.cpus),

@@ -19,11 +19,11 @@
 #include "checker.hpp"
 
 #include "hmac.hpp"
-#include "json.hpp"
-#include "remote.hpp"
+#include "common/json.hpp"
+#include "calls.hpp"
 #include "tool_run.hpp"
 #include "tools.hpp"
-#include "wire.hpp"
+#include "grading/protocol/wire.hpp"
 
 #include "common/check.hpp"
 #include "common/device.hpp"
@@ -417,7 +417,7 @@ int main(int argc, char** argv)
 
 #ifndef WORKBOOK_CHECKER_WITHOUT_GPU
     // The student's code runs in the runner: the judge's records, profiler runs and timings
-    // go through it (remote.hpp).
+    // go through it (calls.hpp).
     workbook::remote::record_from_runner();
     workbook::set_before_profiled_call(workbook::remote::profile_next_call);
 #endif

@@ -20,7 +20,7 @@
 ///    view of level 4 holds none of them.
 /// 3. **No network**: a network namespace of its own, with nothing in it.
 /// 4. **A minimal view of the files** (bubblewrap, a mount namespace whose root is empty): the
-///    runner's own executable (at /runner/<its name>), the libraries it loads (its DT_NEEDED
+///    runner's own executable (at /runner/\<its name\>), the libraries it loads (its DT_NEEDED
 ///    closure as the system's loader finds it, and the CUDA driver's, which the CUDA runtime
 ///    loads at run time), /etc/ld.so.cache, the GPU's devices, its own /proc, /sys (read-only:
 ///    CUPTI reads the clock source there) and an empty, private /tmp, which is also its home. No
@@ -50,7 +50,7 @@ struct Sandbox {
 
 /// \brief The command that starts `program` in the sandbox, under `tool` if any.
 ///
-/// With the minimal view: bubblewrap's namespaces, the view (the program at /runner/<its name>,
+/// With the minimal view: bubblewrap's namespaces, the view (the program at /runner/\<its name\>,
 /// the libraries it, the user switch and the tool load, the CUDA driver's libraries, the GPU's
 /// devices, /proc, an empty /tmp), the user switch, the tool's real executable, the program.
 /// Otherwise: the namespaces, the user switch, the tool and the program, as given.
@@ -85,11 +85,32 @@ ToolInstall find_tool_install(const std::string& tool, const std::vector<std::st
 /// Setting WORKBOOK_SANDBOX=none turns it off (for debugging the workbook itself).
 const Sandbox& runner_sandbox();
 
-/// \brief Kills (SIGKILL) every child of a process: the namespace's first process, below the
-/// `bwrap` or `unshare` the checker started, which takes every process of its namespace with it.
-/// \param parent the process whose children are killed
-/// \return the children it killed
+/// \brief Kills (SIGKILL) every process below a process, its children first: the namespace's
+/// first process, below the `bwrap` or `unshare` the checker started, takes every process of its
+/// namespace with it, and nothing between them is left to kill it later.
+/// \param parent the process whose descendants are killed
+/// \return the processes it killed
 std::vector<int> kill_children(int parent);
+
+/// \brief Every live process below any of `parents` (not themselves), children first.
+/// \param parents the processes
+std::vector<int> descendants(const std::vector<int>& parents);
+
+/// \brief Kills (SIGKILL) every live process below any of `parents`, children first.
+/// \param parents the processes whose descendants are killed (themselves spared)
+/// \return the processes it killed
+std::vector<int> kill_below(const std::vector<int>& parents);
+
+/// \brief The PID namespace a process is in ("pid:[4026532...]", from /proc), or "" when gone.
+/// \param pid the process
+std::string pid_namespace_of(int pid);
+
+/// \brief Kills every process of a PID namespace (other than this process's own) until none is
+/// left: what stop_and_wait relies on before the reference is timed.
+/// \param space the namespace, as pid_namespace_of gives it
+/// \param ms how long to wait at most, in milliseconds
+/// \return whether none was left in time
+bool end_namespace(const std::string& space, int ms);
 
 /// \brief Waits until a process that is not a child of this one has ended: gone, or a zombie
 /// (its exit done). A PID namespace's first process becomes a zombie only once every process of

@@ -4,7 +4,7 @@
 // labs set their figures beside the same measurements. Exits 77 when there is no usable GPU,
 // after saying why. Usage: device_query [--sgemm]   (--sgemm also measures cuBLAS SGEMM, and
 // cuBLAS in TF32 on GPUs that have TF32 tensor cores: sm_80 and later)
-#include "json.hpp"
+#include "common/json.hpp"
 
 #include "common/check.hpp"
 #include "common/device.hpp"

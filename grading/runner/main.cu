@@ -3,7 +3,7 @@
 // For each call: map the judge's arrays, start CUPTI's recording, call the function, note when
 // the default stream has drained after it returned, wait for the whole GPU, answer "done", then
 // send what CUPTI saw. The judge's clock stops at "done"; the record follows outside it.
-// runner.hpp and remote.hpp describe the two sides; docs/grading.md the reasons.
+// runner.hpp and grading/judge/calls.hpp describe the two sides; docs/grading.md the reasons.
 #include "runner.hpp"
 
 #include "common/check.hpp"

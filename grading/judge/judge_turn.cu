@@ -1,6 +1,6 @@
-// The judge's clock stops only when the GPU is the judge's again (remote.hpp): a kernel of its
+// The judge's clock stops only when the GPU is the judge's again (calls.hpp): a kernel of its
 // own, launched after the runner said "done", runs once the runner's work is off the GPU.
-#include "remote.hpp"
+#include "calls.hpp"
 
 #include "common/check.hpp"
 

@@ -1,7 +1,7 @@
 /// \file clock.hpp
 /// \brief The judge's clock: how a checker times the student's code, which runs in another
 /// process (the runner), on a clock that process cannot touch. The whole timing discipline of
-/// a checker is here and in Runner::call (remote.hpp), which stops the clock.
+/// a checker is here and in Runner::call (calls.hpp), which stops the clock.
 ///
 /// One call is timed from the moment the judge sends it to the moment the GPU runs a kernel of
 /// the judge's own after the runner said "done" (a runner that answers before its work is done
@@ -11,7 +11,7 @@
 ///
 /// A round trip costs about as much as a short call: two switches of the GPU between the two
 /// processes, the socket, the waits. Its noise would swamp a 0.2 ms call. So short calls are
-/// timed in **batches**: the judge queues N runs of the call (remote.hpp, begin_batches), each
+/// timed in **batches**: the judge queues N runs of the call (calls.hpp, begin_batches), each
 /// with its own copy of every array it is given (fresh inputs, its own poisoned output, nothing
 /// left in L2 by the run before), flushes L2, sends the N runs as one message and times the
 /// whole; a run's time is the batch's less one round trip, over N. Then each run's arrays are

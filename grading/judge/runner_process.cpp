@@ -1,7 +1,7 @@
-// One runner process, the judge's side of it (Runner in remote.hpp): starting it in its
+// One runner process, the judge's side of it (Runner in calls.hpp): starting it in its
 // sandbox, the exchange of a call, its answer and its launch record over the socket, and
-// noticing when it dies. remote.cpp decides which runner a call goes to and what it carries.
-#include "remote.hpp"
+// noticing when it dies. calls.cpp decides which runner a call goes to and what it carries.
+#include "calls.hpp"
 
 #include "sandbox.hpp"
 
@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -203,6 +204,47 @@ std::string as_their_words(const std::string& text)
     return text.substr(0, kMostShown) + "... (" + std::to_string(text.size() - kMostShown) +
            " more characters from your code not shown)";
 }
+
+// Relays what a runner prints (its standard output and error, through `fd`) to this process's
+// output, each line quoted as the student's code's own ("your code: ..."), until kMostPrinted
+// bytes; one line then says the rest is not shown. A thread of its own, which ends when every
+// process of the runner has closed the pipe.
+void relay_output(int fd)
+{
+    std::thread([fd] {
+        constexpr std::size_t kMostPrinted = 64 * 1024, kLongestLine = 1000;
+        std::size_t shown = 0;
+        bool cut = false;
+        std::string line;
+        const auto emit = [&] {
+            if (line.empty()) return;
+            if (line.back() != '\n') line += '\n';
+            if (shown + line.size() <= kMostPrinted) {
+                std::fprintf(stdout, "your code: %s", line.c_str());
+                std::fflush(stdout);
+                shown += line.size();
+            } else if (!cut) {
+                cut = true;
+                std::fprintf(stdout, "your code: ... (the rest is not shown: only the first %zu KiB of what the "
+                                     "process that runs your code prints is kept)\n", kMostPrinted / 1024);
+                std::fflush(stdout);
+            }
+            line.clear();
+        };
+        char buffer[4096];
+        for (;;) {
+            const ssize_t n = ::read(fd, buffer, sizeof buffer);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            for (ssize_t i = 0; i < n; ++i) {
+                line += buffer[i];
+                if (buffer[i] == '\n' || line.size() >= kLongestLine) emit();
+            }
+        }
+        emit();
+        ::close(fd);
+    }).detach();
+}
 }  // namespace
 
 Runner::Runner(std::string program, std::string who, std::vector<std::string> tool)
@@ -277,6 +319,12 @@ void Runner::launch()
     for (std::string& setting : environment) envp.push_back(setting.data());
     envp.push_back(nullptr);
 
+    // What the runner prints comes through a pipe of the judge's, relayed as the student's own
+    // words (relay_output). Under a tool, the tool's report goes straight to the probe's output,
+    // which the judge that started the probe reads.
+    int printed[2] = {-1, -1};
+    if (tool_.empty() && pipe2(printed, O_CLOEXEC) != 0)
+        throw std::runtime_error(std::string("cannot make a pipe for the runner's output: ") + std::strerror(errno));
     std::fflush(stdout);
     std::fflush(stderr);
     const pid_t pid = fork();
@@ -286,6 +334,10 @@ void Runner::launch()
         if (sandbox.reaper) setsid();  // its own session, which kill_descendants ends
         // Killed with the checker (by a grader's timeout, say), and so is the namespace below it.
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (printed[1] >= 0) {
+            dup2(printed[1], 1);
+            dup2(printed[1], 2);
+        }
         // The runner gets its socket and the standard streams, no other descriptor of the
         // judge's (the results pipe above all).
         if (pair[1] != kRunnerFd) dup2(pair[1], kRunnerFd);
@@ -296,6 +348,10 @@ void Runner::launch()
         _exit(127);
     }
     ::close(pair[1]);
+    if (printed[1] >= 0) {
+        ::close(printed[1]);
+        relay_output(printed[0]);
+    }
     pid_ = pid;
     socket_ = pair[0];
     record_pending_ = false;
@@ -453,11 +509,21 @@ void Runner::stop()
 
 void Runner::stop_and_wait()
 {
-    // The namespace's first process is watched until its exit is done: it is done only once
-    // every process of its namespace has ended.
+    // Every process below the runner is watched until its exit is done, and so is every PID
+    // namespace they were in, until no process is left in it: the exit of a namespace's first
+    // process is not always the end of every other (one being forked as they were killed has
+    // been seen alive after it, on this project's machines).
+    std::set<std::string> spaces;
+    if (pid_ > 0)
+        for (const int pid : descendants({pid_})) spaces.insert(pid_namespace_of(pid));
     for (const int pid : kill_process())
         if (!wait_until_ended(pid, 10000)) {
             std::printf("the process that runs %s had not ended 10 s after SIGKILL\n", who_.c_str());
+            std::fflush(stdout);
+        }
+    for (const std::string& space : spaces)
+        if (!end_namespace(space, 10000)) {
+            std::printf("a process of %s's namespace had not ended 10 s after SIGKILL\n", who_.c_str());
             std::fflush(stdout);
         }
     forget_process();

@@ -3,7 +3,7 @@
 // every checker with checker_main.cpp.
 #include "checker.hpp"
 #include "nvml.hpp"
-#include "remote.hpp"
+#include "calls.hpp"
 #include "tools.hpp"
 
 namespace workbook {

@@ -1,8 +1,8 @@
-// The judge's side of the two processes (remote.hpp): which runner a call goes to (the
+// The judge's side of the two processes (calls.hpp): which runner a call goes to (the
 // student's or the reference's), the judge's clock over the calls, and how a call's arguments
 // travel. runner_process.cpp starts a runner in its sandbox, sends it calls, reads what came
 // back, and notices when it dies.
-#include "remote.hpp"
+#include "calls.hpp"
 
 #include "common/buffers.hpp"
 #include "common/check.hpp"
@@ -133,7 +133,7 @@ void as_reference(const std::function<void()>& calls)
 
 namespace {
 // The start of a message of `count` calls to `runner`: under a sanitizer the student's runner
-// hands its functions exact-size copies of the device arrays (runner.hpp).
+// hands its functions exact-size copies of the device arrays (grading/runner/runner.hpp).
 wire::Message calls_message(Runner& runner, std::uint32_t count)
 {
     wire::Message request(wire::Op::call);

@@ -2,7 +2,7 @@
 // time_gpu's timing of calls into the runner, one run at a time or in batches.
 #include "clock.hpp"
 
-#include "remote.hpp"
+#include "calls.hpp"
 
 #include "common/buffers.hpp"
 #include "common/check.hpp"

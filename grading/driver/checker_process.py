@@ -270,7 +270,7 @@ def adopt_leftovers():
     it (a process whose parent died, with setsid or without) becomes its child instead of
     init's, so that end_leftovers can find and end it. Linux only; elsewhere it does nothing.
 
-    A checker's runner runs in a PID namespace of its own (grading/sandbox.hpp), and the
+    A checker's runner runs in a PID namespace of its own (grading/judge/sandbox.hpp), and the
     namespace's first process ends every process of it as it exits; but a checker stops its
     runner without waiting for that (CUDA's teardown of the runner would delay the next lab), so
     the namespace may still be ending when the checker has gone. Adopted, its first process is

@@ -1,6 +1,6 @@
 /// \file runner.hpp
 /// \brief The runner's side of the two processes: the student's file, linked with a dispatcher
-/// that calls its functions when the judge asks (remote.hpp is the judge's side).
+/// that calls its functions when the judge asks (grading/judge/calls.hpp is the judge's side).
 ///
 /// The runner holds the lab's API functions, this dispatcher and the CUPTI recording of what
 /// each call launched; nothing of the judge's: no key, no results channel, no reference, no
@@ -14,7 +14,7 @@
 ///     }
 #pragma once
 
-#include "wire.hpp"
+#include "grading/protocol/wire.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -84,7 +84,7 @@ ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std:
     std::string command = "timeout -k 5 " + std::to_string(timeout_s) + " env";
     for (const std::string& setting : environment) command += " " + quoted(setting);
     if (target == Target::runner) {
-        // The judge starts its runner under the tool, inside the runner's sandbox (remote.hpp).
+        // The judge starts its runner under the tool, inside the runner's sandbox (calls.hpp).
         std::string words = tool;
         for (std::size_t i = 1; i < tool_and_args.size(); ++i) words += "\n" + tool_and_args[i];
         command += " " + quoted("WORKBOOK_RUNNER_TOOL=" + words);

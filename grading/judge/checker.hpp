@@ -13,7 +13,7 @@
 #pragma once
 
 #include "common/workbook.hpp"
-#include "student_api.hpp"
+#include "grading/protocol/student_api.hpp"
 #include "tools.hpp"
 
 #include <doctest/doctest.h>
@@ -35,7 +35,7 @@ constexpr int exit_context_lost = 75;
 /// \brief Whether a student function exists; if not, fails the current test saying so.
 /// \param address the function's address (null when the student's file does not define it)
 /// \param name the function's name, for the message
-/// \snippet grading/checker_support.cpp have function
+/// \snippet grading/judge/checker_support.cpp have function
 bool have_function(const void* address, const char* name);
 
 /// Fails the current test and returns from it when the student's file lacks `function`.

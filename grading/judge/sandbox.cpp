@@ -507,6 +507,7 @@ std::string stat_fields(const std::string& pid)
 // Every process this one can see: its parent and its session, from /proc/PID/stat.
 struct Process {
     pid_t parent = 0, session = 0;
+    char state = '?';  // 'Z' once its exit is done
 };
 
 std::map<pid_t, Process> processes()
@@ -520,10 +521,9 @@ std::map<pid_t, Process> processes()
         const std::string text = stat_fields(entry->d_name);
         if (text.empty()) continue;
         std::istringstream fields(text);
-        char state;
         pid_t group;
         Process& process = found[pid];
-        fields >> state >> process.parent >> group >> process.session;
+        fields >> process.state >> process.parent >> group >> process.session;
     }
     closedir(proc);
     return found;
@@ -531,12 +531,52 @@ std::map<pid_t, Process> processes()
 
 }  // namespace
 
-std::vector<int> kill_children(int parent)
+std::vector<int> kill_children(int parent) { return kill_below({parent}); }
+
+std::vector<int> descendants(const std::vector<int>& parents)
 {
+    // In the order found: children first.
+    const std::map<pid_t, Process> all = processes();
+    std::vector<int> below = parents;
+    for (std::size_t i = 0; i < below.size(); ++i)
+        for (const auto& [pid, process] : all)
+            if (process.parent == below[i] && process.state != 'Z' && process.state != 'X') below.push_back(pid);
+    below.erase(below.begin(), below.begin() + static_cast<std::ptrdiff_t>(parents.size()));
+    return below;
+}
+
+std::vector<int> kill_below(const std::vector<int>& parents)
+{
+    // Every live process below the parents, not only their children: bubblewrap stands between
+    // the judge's child and the namespace's first process. Children first (a namespace's first
+    // process takes its namespace along).
     std::vector<int> killed;
-    for (const auto& [pid, process] : processes())
-        if (process.parent == parent && kill(pid, SIGKILL) == 0) killed.push_back(pid);
+    for (const int pid : descendants(parents))
+        if (kill(pid, SIGKILL) == 0) killed.push_back(pid);
     return killed;
+}
+
+std::string pid_namespace_of(int pid)
+{
+    char link[128] = {};
+    const ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/ns/pid").c_str(), link, sizeof link - 1);
+    return n > 0 ? std::string(link, static_cast<std::size_t>(n)) : "";
+}
+
+bool end_namespace(const std::string& space, int ms)
+{
+    if (space.empty() || space == pid_namespace_of(getpid())) return true;
+    for (int waited = 0;; waited += 5) {
+        int alive = 0;
+        for (const auto& [pid, process] : processes())
+            if (process.state != 'Z' && process.state != 'X' && pid_namespace_of(pid) == space) {
+                kill(pid, SIGKILL);
+                ++alive;
+            }
+        if (alive == 0) return true;
+        if (waited >= ms) return false;
+        usleep(5000);
+    }
 }
 
 bool wait_until_ended(int pid, int ms)

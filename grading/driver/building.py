@@ -17,7 +17,7 @@ import time
 from results import Lab
 
 # The workbook's source tree: the build folders are configured from it.
-SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def run_quiet(cmd, **kw):
