@@ -116,8 +116,8 @@ private:
 };
 //! [output]
 
-// The CPU time a call of a device function may take (check_record): set-up costs of an honest
-// call stay far below it, and the host computations of the labs' larger sizes far above.
+// The CPU time a call of a device function may take beyond one core for the whole call
+// (check_cpu_time): set-up costs of an honest call stay far below it.
 constexpr double kMostCpuMs = 20;
 
 std::string plural(std::size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
@@ -172,24 +172,25 @@ std::string check_record(const Call& call, const LaunchRecord& record, const Jud
 }
 
 // What the CPU time of a call's runs says (judge_into): a call of a device function whose every
-// run, with its CPU time counted, kept the CPU busy more than kMostCpuMs and more than half the
-// call's time had its work done on the host, even where no copy shows it (memory the GPU and
-// the CPU share needs none). The runner waits for the GPU without spinning, so an honest call
-// takes a few milliseconds of CPU at most; a run that had to map new arrays or load the
-// student's module is not counted, and neither is a one-off cost that other runs did not pay.
+// counted run kept the CPU busy for more than the whole call and kMostCpuMs more, more than one
+// core's worth, had work done on the host, even where no copy shows it (memory the GPU and the
+// CPU share needs none). The runner's own waits block; the student's code may spin while it
+// waits for its own stream, which keeps one core busy at most. A run that had to map new arrays
+// or load the student's module is not counted, and neither is a one-off cost that other runs did
+// not pay.
 std::string check_cpu_time(const Call& call, const std::vector<LaunchRecord>& runs)
 {
     const LaunchRecord* least = nullptr;
     for (const LaunchRecord& run : runs)
-        if (run.cpu_counted && (least == nullptr || run.host_cpu_ms < least->host_cpu_ms)) least = &run;
+        if (run.cpu_counted && (least == nullptr || run.host_cpu_ms - run.call_ms < least->host_cpu_ms - least->call_ms))
+            least = &run;
     if (call.host_output || least == nullptr) return "";
-    if (least->host_cpu_ms <= kMostCpuMs || least->host_cpu_ms <= 0.5 * least->call_ms) return "";
+    if (least->host_cpu_ms <= least->call_ms + kMostCpuMs) return "";
     return "kept the CPU busy for at least " + std::to_string(std::lround(least->host_cpu_ms)) + " ms of the call's " +
-           std::to_string(std::lround(least->call_ms)) + " ms, in every run (the processes that run your code, as "
-           "the kernel counts their time). " + call.function + "'s work is graded as done by your kernel on the "
-           "GPU.\nHint: compute " + call.output + " in a kernel, from the inputs in device memory, and do no work "
-           "of the call on the host (if your code waits for the GPU by spinning, wait with "
-           "cudaDeviceSynchronize instead).";
+           std::to_string(std::lround(least->call_ms)) + " ms, in every run: more than one core the whole time (the "
+           "processes that run your code, as the kernel counts their time). " + call.function + "'s work is graded "
+           "as done by your kernel on the GPU.\nHint: compute " + call.output + " in a kernel, from the inputs in "
+           "device memory, and do no work of the call on the host.";
 }
 
 std::string race_text(const Call& call)

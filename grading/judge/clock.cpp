@@ -126,10 +126,10 @@ Timing time_calls(const std::function<void()>& launch, const TimingOptions& opti
     };
     // A warm-up batch, neither timed nor checked: the runner maps each slot's arrays once. It
     // also times a run better than the single runs above, whose round trip weighs more: where
-    // the batch should be more than twice as large, it grows (and the new slots are mapped in
+    // the batch should be half as large again, it grows (and the new slots are mapped in
     // one more).
     const int better = batch_size(std::min(estimate, one_batch(1, false)), probe.device_bytes);
-    if (better > 2 * runs) {
+    if (2 * better > 3 * runs) {
         runs = better;
         resize_batches(runs);
         one_batch(2, false);

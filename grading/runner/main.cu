@@ -209,6 +209,21 @@ struct Call {
     std::unique_ptr<Arguments> arguments;
 };
 
+// Waits for the default stream by blocking, not spinning: the runner's own waits add no CPU
+// time to what the judge reads from /proc (check_cpu_time in common/judge.cu). The student's
+// code waits as the context says, spinning: a call that waits for its own stream is not slowed
+// by the wake-up a blocking wait costs.
+void wait_without_spinning()
+{
+    static cudaEvent_t drained = [] {
+        cudaEvent_t event = nullptr;
+        CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventBlockingSync | cudaEventDisableTiming));
+        return event;
+    }();
+    CUDA_CHECK(cudaEventRecord(drained, cudaStreamLegacy));
+    CUDA_CHECK(cudaEventSynchronize(drained));
+}
+
 // Runs the message's calls one after another (a ping runs none), then waits for the whole GPU,
 // so that their work is finished when the judge hears "done". Throws what a call threw. The
 // judge times all of it on its own clock; nothing here is timed.
@@ -217,7 +232,7 @@ void run_calls(wire::Reader& request, bool ping, wire::Message& result)
     // The GPU switches between the judge's context and this one: a first kernel takes the
     // switch, so that a call's kernels start at once (the marker below relies on it).
     workbook_runner_drained<<<1, 1, 0, cudaStreamLegacy>>>();
-    CUDA_CHECK(cudaDeviceSynchronize());
+    wait_without_spinning();
     std::vector<Call> calls;
     if (!ping) {
         const bool exact = request.get<unsigned char>() != 0;
@@ -241,7 +256,8 @@ void run_calls(wire::Reader& request, bool ping, wire::Message& result)
     // still running when this marker starts ran on a stream the default stream ignores.
     workbook_runner_drained<<<1, 1, 0, cudaStreamLegacy>>>();
     CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaDeviceSynchronize());
+    wait_without_spinning();
+    CUDA_CHECK(cudaDeviceSynchronize());  // and for any other stream (at once when none is busy)
     for (Call& call : calls) call.arguments->finish();
 }
 
@@ -356,9 +372,10 @@ int main()
     bool cold = std::getenv("WORKBOOK_RUNNER_COLD") != nullptr;
     unsetenv("WORKBOOK_RUNNER_COLD");
     const auto ready_the_gpu = [] {
-        // Waiting for the GPU by blocking, not spinning: the CPU time this process takes is
-        // then its own work, which the judge reads from /proc (a call's work is the GPU's).
-        cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
+        // The student's code waits for the GPU by spinning, which keeps a call that waits for
+        // its own stream as fast as in a process of its own; the runner's own waits block
+        // (wait_without_spinning).
+        cudaSetDeviceFlags(cudaDeviceScheduleSpin);
         runner::warm_up();
     };
 
