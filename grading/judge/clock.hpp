@@ -39,11 +39,15 @@ constexpr int kTimedBatches = 3;
 /// \brief The share of the GPU's free memory the copies of a batch's arrays may take.
 constexpr double kBatchMemoryShare = 0.25;
 
-/// \brief The time of an empty round trip to a runner, in milliseconds: the fastest of many
-/// pings to the reference solution's runner (no student code there), measured once per process,
-/// before the first timing, on the judge's clock exactly as a call is timed. The fastest, since
-/// whatever else runs only ever lengthens a ping, and a round trip taken as too long would credit
-/// every call with less than it took. A timed call (or batch) is charged its time less this.
+/// \brief Measures the time of an empty round trip to a runner, in milliseconds: the fastest of
+/// 21 pings to the reference solution's runner (no student code there), on the judge's clock
+/// exactly as a call is timed. The fastest, since whatever else runs only ever lengthens a ping,
+/// and a round trip taken as too long would credit every call with less than it took. Measured
+/// again before each timing (time_gpu's), so that a machine busy for a while is not taken for
+/// the round trip's own cost. A timed call (or batch) is charged its time less this.
+double measure_round_trip();
+
+/// \brief The round trip measure_round_trip measured last (measured now if never).
 double round_trip_ms();
 
 /// \brief How many runs a batch holds, for a call that takes `call_ms` and whose arrays'

@@ -151,9 +151,13 @@ pid_t wait_a_while(pid_t pid, int& status, int ms)
 
 std::string describe_status(int status)
 {
-    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-    if (WIFSIGNALED(status)) {
-        const int signal = WTERMSIG(status);
+    // bubblewrap, between the judge and the runner, exits with 128 + N when the runner was
+    // killed by signal N.
+    const bool through_bwrap = runner_sandbox().minimal_view && WIFEXITED(status) && WEXITSTATUS(status) > 128 &&
+                               WEXITSTATUS(status) < 128 + 65;
+    if (WIFEXITED(status) && !through_bwrap) return "exited with status " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status) || through_bwrap) {
+        const int signal = through_bwrap ? WEXITSTATUS(status) - 128 : WTERMSIG(status);
         const char* abbreviation = sigabbrev_np(signal);
         return "crashed: it was killed by signal " + std::to_string(signal) + " (" +
                (abbreviation ? "SIG" + std::string(abbreviation) + ", " : std::string()) + strsignal(signal) + ")";
