@@ -231,7 +231,7 @@ def check_link(href, base_url, root):
 
 def write_sample_report(out_dir):
     """A report.html from grading/driver/grade.py's own writers, with every kind of result in it."""
-    sys.path.insert(0, os.path.join(ROOT, "grading"))
+    sys.path.insert(0, os.path.join(ROOT, "grading", "driver"))
     import grade
 
     def make_test(name, points, status, output="", bonus=0, seconds=0.4):
