@@ -26,6 +26,15 @@
 
 namespace workbook::runner {
 
+/// \brief An exact-size copy of one of the judge's device arrays, which a runner under a
+/// sanitizer hands the student's function instead of the array (Arguments).
+struct ExactCopy {
+    void* copy;          ///< the copy, cudaMalloc'd here
+    void* array;         ///< the judge's array, mapped here
+    std::size_t bytes;   ///< the size of both
+    bool writable;       ///< copied back after the call
+};
+
 /// \brief The judge's arrays as this process sees them: device allocations opened from their
 /// IPC handles (kept while the judge keeps using them), host copies mapped for one call.
 class Arguments {
@@ -49,12 +58,6 @@ public:
     static void forget_stale_allocations();
 
 private:
-    struct ExactCopy {
-        void* copy;
-        void* array;
-        std::size_t bytes;
-        bool writable;
-    };
     wire::Reader& message_;
     bool exact_ = false;
     std::vector<std::pair<void*, std::size_t>> host_maps_;
