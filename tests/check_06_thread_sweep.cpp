@@ -438,7 +438,7 @@ TEST_CASE("the sweep plot: PNG and SVG drawn by matplotlib" * points(1))
     }
     //! [skip]
     CHECK_MESSAGE(status == 0, "the plot script failed (exit status " << status << "): " << command);
-    for (const char* file : {"/sweep.png", "/sweep.svg"})
-        CHECK_MESSAGE(std::ifstream(folder + file).good(), "the plot " << folder << file << " was not written");
+    for (const std::string file : {"/sweep.png", "/sweep.svg"})  // doctest streams a const char* as an address
+        CHECK_MESSAGE(std::ifstream(folder + file).good(), "the plot " << folder + file << " was not written");
     MESSAGE("plots: " << folder << "/sweep.png and sweep.svg");
 }
