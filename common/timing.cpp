@@ -80,24 +80,22 @@ void have_gpu_alone()
 Timing time_gpu(const std::function<void()>& launch, const TimingOptions& options)
 {
     have_gpu_alone();  // no background tool run of this checker shares the GPU with a measurement
+    const auto warm_up = [&] {
+        if (options.before_each) options.before_each();
+        launch();
+        CUDA_CHECK_LAUNCH("the warm-up run");
+        if (options.after_each) options.after_each();
+    };
     int warmups_left = options.warmup;
     if (call_clock().calls_made) {
         // A first warm-up run tells whether the work is done in another process: then only the
         // clock made for that (set_call_clock) can time it, and it takes over from here.
         call_clock().calls_made();
-        if (options.before_each) options.before_each();
-        launch();
-        CUDA_CHECK_LAUNCH("the warm-up run");
-        if (options.after_each) options.after_each();
+        warm_up();
         if (call_clock().calls_made() > 0) return call_clock().time(launch, options);
         --warmups_left;
     }
-    for (int i = 0; i < warmups_left; ++i) {
-        if (options.before_each) options.before_each();
-        launch();
-        CUDA_CHECK_LAUNCH("the warm-up run");
-        if (options.after_each) options.after_each();
-    }
+    for (int i = 0; i < warmups_left; ++i) warm_up();
     Event start, stop;
     std::vector<double> samples;
     for (int i = 0; i < options.repetitions; ++i) {

@@ -27,7 +27,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -165,40 +164,6 @@ std::string describe_status(int status)
     return "stopped";
 }
 
-
-// The CPU time, in milliseconds, that a process and every process below it have taken, as the
-// kernel counts it in /proc (user and system time of all their threads, and of the children
-// they reaped): the runner cannot change it. Processes are found through each thread's
-// `children` file; one that ends between two readings takes its time with it, which only ever
-// understates.
-double processes_cpu_ms(pid_t top)
-{
-    if (top <= 0) return 0;
-    static const double ms_per_tick = 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
-    double total = 0;
-    std::vector<std::string> pending = {std::to_string(top)};
-    while (!pending.empty()) {
-        const std::string pid = pending.back();
-        pending.pop_back();
-        std::ifstream stat("/proc/" + pid + "/stat");
-        std::string text;
-        std::getline(stat, text);
-        const std::size_t after_name = text.rfind(')');
-        if (after_name == std::string::npos) continue;
-        std::istringstream fields(text.substr(after_name + 2));
-        std::string skip;
-        for (int field = 3; field < 14; ++field) fields >> skip;  // state .. cmajflt
-        double user = 0, system = 0, children_user = 0, children_system = 0;
-        fields >> user >> system >> children_user >> children_system;
-        total += (user + system + children_user + children_system) * ms_per_tick;
-        std::error_code ignored;
-        for (const auto& task : std::filesystem::directory_iterator("/proc/" + pid + "/task", ignored)) {
-            std::ifstream children(task.path() / "children");
-            for (std::string child; children >> child;) pending.push_back(child);
-        }
-    }
-    return total;
-}
 
 // What the runner says, quoted as the student's code's own words, cut at a screenful.
 std::string as_their_words(const std::string& text)
@@ -398,7 +363,7 @@ wire::Reader Runner::call(const wire::Message& request, const std::string& name)
     // has its CPU time judged.
     ++calls_;
     cpu_counts_ = tool_.empty() && calls_ > 1 && !std::exchange(maps_anew_, false);
-    const double cpu_before = cpu_counts_ ? processes_cpu_ms(pid_) : 0;
+    const double cpu_before = cpu_counts_ ? cpu_ms_below(pid_) : 0;
     //! [judge clock]
     // The judge's clock: from the request to the moment the GPU runs the judge's own kernel
     // again, after the runner said "done". A runner that answered early gains nothing: the
@@ -412,7 +377,7 @@ wire::Reader Runner::call(const wire::Message& request, const std::string& name)
     //! [judge clock]
     // What the runner's processes spent on the CPU meanwhile, as the kernel counts it: the work
     // a lab grades is the GPU's (check_record in common/judge.cu).
-    cpu_ms_ = cpu_counts_ ? processes_cpu_ms(pid_) - cpu_before : 0;
+    cpu_ms_ = cpu_counts_ ? cpu_ms_below(pid_) - cpu_before : 0;
     record_pending_ = true;
     const auto status = done.get<wire::Status>();
     const auto code = static_cast<cudaError_t>(done.get<std::int32_t>());

@@ -489,17 +489,24 @@ const Sandbox& runner_sandbox()
 
 namespace {
 
-// What /proc/PID/stat says after the command's name: "S 1234 ..." (state, parent, group,
-// session, ...), or "" when the process is gone. Read with read(2), not a stream: a process that
-// ends while it is read fails the read with ESRCH, on which libstdc++'s streams throw.
-std::string stat_fields(const std::string& pid)
+// The start of a file of /proc (up to 4 KiB), or "" when it cannot be read. Read with read(2),
+// not a stream: a process that ends while it is read fails the read with ESRCH, on which
+// libstdc++'s streams throw.
+std::string proc_file(const std::string& path)
 {
-    const int fd = open(("/proc/" + pid + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return "";
-    char buffer[1024];
+    char buffer[4096];
     const ssize_t n = read(fd, buffer, sizeof buffer);
     close(fd);
-    const std::string text = n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
+    return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
+}
+
+// What /proc/PID/stat says after the command's name: "S 1234 ..." (state, parent, group,
+// session, ...), or "" when the process is gone.
+std::string stat_fields(const std::string& pid)
+{
+    const std::string text = proc_file("/proc/" + pid + "/stat");
     const std::size_t end_of_name = text.rfind(')');
     return end_of_name == std::string::npos || end_of_name + 2 >= text.size() ? "" : text.substr(end_of_name + 2);
 }
@@ -532,6 +539,34 @@ std::map<pid_t, Process> processes()
 }  // namespace
 
 std::vector<int> kill_children(int parent) { return kill_below({parent}); }
+
+double cpu_ms_below(int top)
+{
+    if (top <= 0) return 0;
+    static const double ms_per_tick = 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+    double total = 0;
+    std::vector<std::string> pending = {std::to_string(top)};
+    while (!pending.empty()) {
+        const std::string pid = pending.back();
+        pending.pop_back();
+        std::istringstream fields(stat_fields(pid));
+        std::string skip;
+        for (int field = 3; field < 14; ++field) fields >> skip;  // state .. cmajflt
+        double user = 0, system = 0, children_user = 0, children_system = 0;
+        fields >> user >> system >> children_user >> children_system;
+        total += (user + system + children_user + children_system) * ms_per_tick;
+        // Its children, as each of its threads lists those it started.
+        if (DIR* tasks = opendir(("/proc/" + pid + "/task").c_str())) {
+            while (dirent* task = readdir(tasks)) {
+                if (task->d_name[0] == '.') continue;
+                std::istringstream children(proc_file("/proc/" + pid + "/task/" + task->d_name + "/children"));
+                for (std::string child; children >> child;) pending.push_back(child);
+            }
+            closedir(tasks);
+        }
+    }
+    return total;
+}
 
 std::vector<int> descendants(const std::vector<int>& parents)
 {

@@ -92,6 +92,14 @@ const Sandbox& runner_sandbox();
 /// \return the processes it killed
 std::vector<int> kill_children(int parent);
 
+/// \brief The CPU time, in milliseconds, that a process and every process below it have taken,
+/// as the kernel counts it in /proc (user and system time of all their threads, and of the
+/// children they reaped): the processes themselves cannot change it. Processes are found through
+/// each thread's `children` file; one that ends between two readings takes its time with it,
+/// which only ever understates.
+/// \param top the process (nothing is counted for a pid of 0 or less)
+double cpu_ms_below(int top);
+
 /// \brief Every live process below any of `parents` (not themselves), children first.
 /// \param parents the processes
 std::vector<int> descendants(const std::vector<int>& parents);
