@@ -348,6 +348,9 @@ TEST_CASE("the sweep produces every point" * points(2))
 TEST_CASE("the curve: 1 thread per block is far slower than 256 and the best is at 64 or more" * points(2))
 {
     REQUIRE_STUDENT_FUNCTION(launch_matmul_dynamic_tile);
+    // Only a correct kernel has a curve: a launch that does nothing takes no time at any tile.
+    for (int tile : kTiles)
+        if (!require_correct(tile_call(tile, kPaperSize, kPaperSize, kPaperSize), "the curve")) return;
     // Timed here, on your launch, not taken from your sweep; compared only with each other.
     Matrices m(kPaperSize);
     std::vector<double> ms;
