@@ -446,6 +446,7 @@ void judge_speed(SpeedVerdict& verdict, const Timing& mine, const Timing& theirs
     //! [versus]
     const double limit = physical_limit(work.ceiling);
     if (verdict.rate > limit) {
+        verdict.impossible = true;
         verdict.message = beyond_physical_limit(verdict.rate, limit, work.ceiling);
         return;
     }
@@ -539,9 +540,39 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
         verdict.message = "the timed runs were checked too, and " + failed.message;
         return verdict;
     }
-    const Timing theirs = time_reference(yours, reference, fresh, theirs_out);
+    Timing theirs = time_reference(yours, reference, fresh, theirs_out);
     judge_speed(verdict, mine, theirs, work);
-    return verdict;
+    if (!verdict.slow && !verdict.impossible) return verdict;
+    // Too slow, or impossibly fast: timed once more, both sides. Another process's work on the
+    // GPU (a checker's CUDA ending, a tool's starting) only ever adds time, to a call or to the
+    // round trip the judge takes off, and it can fall on the one timing of a correct kernel. Too
+    // slow: each side's faster timing counts. Impossible: the new timings count.
+    std::ostringstream note;
+    note.precision(3);
+    if (verdict.slow)
+        note << " (timed twice, each side's faster timing counts; the first took " << 1 / verdict.speed
+             << "x the reference's time)";
+    else
+        note << " (timed twice, the second timing counts; the first, " << mine.ms_per_run()
+             << " ms, was beyond what this GPU can do)";
+    Timing again;
+    try {
+        again = time_yours(yours, reference, fresh, out, theirs_out);
+    } catch (const TimedRunFailed& failed) {
+        verdict = SpeedVerdict{};
+        verdict.call = index;
+        verdict.message = "the timed runs were checked too, and " + failed.message;
+        return verdict;
+    }
+    const Timing theirs_again = time_reference(yours, reference, fresh, theirs_out);
+    const bool keep_faster = verdict.slow;
+    if (!keep_faster || again.seconds() < mine.seconds()) mine = again;
+    if (!keep_faster || theirs_again.seconds() < theirs.seconds()) theirs = theirs_again;
+    SpeedVerdict second;
+    second.call = index;
+    judge_speed(second, mine, theirs, work);
+    second.yours += note.str();
+    return second;
 }
 
 }  // namespace workbook

@@ -156,6 +156,7 @@ double physical_limit(Ceiling ceiling);
 struct SpeedVerdict {
     bool ok = false;          ///< timed, verified, possible, and fast enough
     bool slow = false;        ///< the only problem is the speed (then an explanation may help)
+    bool impossible = false;  ///< the figure is beyond physical_limit()
     bool profiled = false;    ///< run under a profiler (WORKBOOK_PROFILE): launched once, nothing timed
     std::string message;      ///< when !ok, what went wrong
     std::string yours;        ///< "your kernel: ..." line
@@ -173,7 +174,10 @@ struct SpeedVerdict {
 /// run its kernels are checked and its output compared with the reference solution's output
 /// for that same input. So a launch that skips the work, or answers from a memo of earlier
 /// outputs, fails, naming the run. The reference is timed on the same sequence of inputs, and
-/// the inputs are put back afterwards. A rate beyond physical_limit() fails too. Under a profiler (the environment variable WORKBOOK_PROFILE is
+/// the inputs are put back afterwards. A rate beyond physical_limit() fails too. A call slower
+/// than kSpeedFloor allows, or with a figure beyond physical_limit(), is timed once more, both
+/// sides, and each side's faster timing counts: another process's work on the GPU only ever adds
+/// time, to a call or to the round trip the judge takes off. Under a profiler (the environment variable WORKBOOK_PROFILE is
 /// "yours" or "reference"), only the chosen launch runs once, inside the NVTX range
 /// "workbook-profile", and nothing is timed.
 /// \param yours the student's call
