@@ -17,12 +17,31 @@
 #include <cstdio>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
+#include <string>
 #include <vector>
 
 namespace workbook::remote {
 
 namespace {
 double g_round_trip_ms = -1;  // the last measure_round_trip's
+double g_fastest_round_trip_ms = -1;  // the fastest measure_round_trip has seen in this process
+
+// The fastest of a series of pings to `trusted`, in milliseconds.
+double fastest_ping(Runner& trusted, std::vector<double>& ms)
+{
+    static DeviceBuffer<unsigned char> touch(1 << 20);
+    constexpr int kWarmup = 2, kTimed = 11;
+    ms.clear();
+    for (int i = 0; i < kWarmup + kTimed; ++i) {
+        // As before a timed call: the judge's own GPU work (an L2 flush, say) just done.
+        CUDA_CHECK(cudaMemsetAsync(touch.data(), i, touch.bytes()));
+        trusted.call(wire::Message(wire::Op::ping), "a ping");
+        if (i >= kWarmup) ms.push_back(trusted.last_call_ms());
+        trusted.take_record();
+    }
+    return *std::min_element(ms.begin(), ms.end());
+}
 }  // namespace
 
 double measure_round_trip()
@@ -31,26 +50,28 @@ double measure_round_trip()
     // that could slow the pings down to have its own calls credited with less.
     if (!has_reference_runner()) throw std::runtime_error("checker bug: no reference runner was built");
     Runner& trusted = reference_runner();
-    static DeviceBuffer<unsigned char> touch(1 << 20);
     std::vector<double> ms;
-    constexpr int kWarmup = 3, kTimed = 21;
-    for (int i = 0; i < kWarmup + kTimed; ++i) {
-        // As before a timed call: the judge's own GPU work (an L2 flush, say) just done.
-        CUDA_CHECK(cudaMemsetAsync(touch.data(), i, touch.bytes()));
-        trusted.call(wire::Message(wire::Op::ping), "a ping");
-        if (i >= kWarmup) ms.push_back(trusted.last_call_ms());
-        trusted.take_record();
-    }
-    // The fastest: whatever else happens on the machine only ever lengthens a ping, and a
-    // round trip taken off too large would credit every call with less than it took.
-    const Summary trip = summarize(ms);
-    if (g_round_trip_ms < 0) {
+    double fastest = fastest_ping(trusted, ms);
+    // Another process's work on the GPU (a checker's runners starting CUDA, say) can lengthen
+    // every ping of a series, and a round trip taken as too long makes calls fast, even
+    // impossibly so. A series much slower than the fastest this process has seen is measured
+    // again, a few times, and the round trip is never taken as more than half as long again as
+    // that fastest: a call is then charged a little more, never credited with less than it took.
+    if (g_fastest_round_trip_ms > 0)
+        for (int again = 0; again < 5 && fastest > kRoundTripDrift * g_fastest_round_trip_ms; ++again) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            fastest = std::min(fastest, fastest_ping(trusted, ms));
+        }
+    if (g_fastest_round_trip_ms < 0) {
+        const Summary trip = summarize(ms);
         std::printf("round trip to a runner: %.4f ms (fastest of %zu; median %.4f ms): taken off each timed call "
                     "or batch of your code, measured again before each timing\n", trip.min, trip.count, trip.median);
         std::fflush(stdout);
+        g_fastest_round_trip_ms = fastest;
     }
-    g_round_trip_ms = trip.min;
-    return trip.min;
+    g_fastest_round_trip_ms = std::min(g_fastest_round_trip_ms, fastest);
+    g_round_trip_ms = std::min(fastest, kRoundTripDrift * g_fastest_round_trip_ms);
+    return g_round_trip_ms;
 }
 
 double round_trip_ms() { return g_round_trip_ms < 0 ? measure_round_trip() : g_round_trip_ms; }
@@ -91,6 +112,7 @@ Timing time_calls(const std::function<void()>& launch, const TimingOptions& opti
 {
     // Measured afresh before each timing: a machine busy for a while (another process starting
     // CUDA, say) lengthens every ping then, and a round trip taken as too long makes calls fast.
+    const auto timing_started = std::chrono::steady_clock::now();
     measure_round_trip();
     // One run, unbatched: its time on the judge's clock, less a round trip per call.
     const auto one_run = [&](int pass) {
@@ -115,10 +137,11 @@ Timing time_calls(const std::function<void()>& launch, const TimingOptions& opti
             samples.push_back(std::max(one_run(static_cast<int>(samples.size())).ms, 1e-6));
         return Timing{summarize(samples), 1};
     }
-    // A batch: `runs` runs queued, each in a slot of its own, then sent as one message.
+    // A batch: `count` runs queued, each in a slot of its own, then sent as one message. Its
+    // time on the judge's clock, less a round trip.
     Batching batching(runs);
-    const auto one_batch = [&](int pass, bool checked) {
-        for (int slot = 0; slot < runs; ++slot) {
+    const auto one_batch = [&](int pass, bool checked, int count) {
+        for (int slot = 0; slot < count; ++slot) {
             if (options.before_each) options.before_each();
             fill_slot(slot);
             launch();
@@ -126,32 +149,54 @@ Timing time_calls(const std::function<void()>& launch, const TimingOptions& opti
         if (options.flush_l2) flush_l2(pass);
         const double ms = run_batch();
         if (checked && options.after_each)
-            for (int slot = 0; slot < runs; ++slot) {
+            for (int slot = 0; slot < count; ++slot) {
                 restore_slot(slot);
                 options.after_each();
             }
-        return std::max(ms / runs, 1e-6);
+        return ms;
     };
-    // A warm-up batch, neither timed nor checked: the runner maps each slot's arrays once. It
-    // also times a run better than the single runs above, whose round trip weighs more: where
-    // the batch should be half as large again, it grows (and the new slots are mapped in
-    // one more).
-    const int better = batch_size(std::min(estimate, one_batch(1, false)), probe.device_bytes);
-    if (2 * better > 3 * runs) {
+    // A warm-up batch, neither timed nor checked: the runner maps each slot's arrays once. Then
+    // a second, also unchecked, times a run as a batch does (the single runs above weigh a
+    // round trip more, the first batch the mapping): where the batch should be a quarter
+    // larger, it grows, and the new slots are mapped in one more.
+    const auto setup_started = std::chrono::steady_clock::now();
+    one_batch(1, false, runs);
+    const double per_run = one_batch(2, false, runs) / runs;
+    const int better = batch_size(std::min(estimate, per_run), probe.device_bytes);
+    const int first = runs;
+    if (4 * better > 5 * runs) {
         runs = better;
         resize_batches(runs);
-        one_batch(2, false);
+        one_batch(3, false, runs);
     }
     // A batch already averages many runs: a few of them are plenty, and the fastest counts.
     const int batches = std::clamp(options.repetitions, 1, kTimedBatches);
     const auto started = std::chrono::steady_clock::now();
     while (!enough(samples, runs, options, batches))
-        samples.push_back(one_batch(static_cast<int>(samples.size()) + 3, true));
-    if (std::getenv("WORKBOOK_CLOCK_TRACE"))
-        std::printf("clock: estimate %.4f ms, %d runs a batch, %zu batches in %.1f ms, fastest %.4f ms\n", estimate,
-                    runs, samples.size(),
-                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count(),
+        samples.push_back(std::max(one_batch(static_cast<int>(samples.size()) + 4, true, runs) / runs, 1e-6));
+    // WORKBOOK_CLOCK_TRACE=2: the time of a batch of 1, 2, 4, ... runs, each the fastest of 5
+    // (the measurements behind docs/grading.md's account of the clock); the figure is then not
+    // the one a grade would give.
+    if (const char* sweep = std::getenv("WORKBOOK_CLOCK_TRACE"); sweep != nullptr && std::string(sweep) == "2") {
+        const int most = batch_size(1e-3, probe.device_bytes);
+        for (int n = 1; n <= most; n *= 2) {
+            resize_batches(n);
+            one_batch(1, false, n);
+            double best = 1e9;
+            for (int i = 0; i < 5; ++i) best = std::min(best, one_batch(2, false, n) + round_trip_ms());
+            std::printf("clock sweep: %d runs, batch %.4f ms, round trip %.4f ms\n", n, best, round_trip_ms());
+        }
+    }
+    if (std::getenv("WORKBOOK_CLOCK_TRACE")) {
+        const auto since = [](std::chrono::steady_clock::time_point t) {
+            return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+        };
+        std::printf("clock: round trip %.4f ms, single runs %.4f ms, batch of %d %.4f ms a run, %d runs a batch, "
+                    "set-up %.1f ms, %zu batches %.1f ms, all %.1f ms, fastest %.4f ms\n",
+                    round_trip_ms(), estimate, first, per_run, runs, since(setup_started) - since(started),
+                    samples.size(), since(started), since(timing_started),
                     *std::min_element(samples.begin(), samples.end()));
+    }
     return Timing{summarize(samples), runs};
 }
 //! [time calls]

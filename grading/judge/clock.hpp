@@ -26,8 +26,9 @@
 namespace workbook::remote {
 
 /// \brief How long a batch of timed runs should last: long enough that the noise of one round
-/// trip (tens of microseconds on an H100) is under 1% of it.
-constexpr double kBatchMs = 3.0;
+/// trip (tens of microseconds on an H100) is under 1% of it, and that what a batch costs beyond
+/// the round trip (about 0.1 ms there, shared among its runs) is about 2%.
+constexpr double kBatchMs = 5.0;
 
 /// \brief Runs in a batch at most.
 constexpr int kMaxBatch = 64;
@@ -39,12 +40,18 @@ constexpr int kTimedBatches = 3;
 /// \brief The share of the GPU's free memory the copies of a batch's arrays may take.
 constexpr double kBatchMemoryShare = 0.25;
 
+/// \brief The most a round trip is taken to be, as a multiple of the fastest this process has
+/// measured (measure_round_trip).
+constexpr double kRoundTripDrift = 1.5;
+
 /// \brief Measures the time of an empty round trip to a runner, in milliseconds: the fastest of
-/// 21 pings to the reference solution's runner (no student code there), on the judge's clock
+/// 11 pings to the reference solution's runner (no student code there), on the judge's clock
 /// exactly as a call is timed. The fastest, since whatever else runs only ever lengthens a ping,
 /// and a round trip taken as too long would credit every call with less than it took. Measured
 /// again before each timing (time_gpu's), so that a machine busy for a while is not taken for
-/// the round trip's own cost. A timed call (or batch) is charged its time less this.
+/// the round trip's own cost; a series slower than kRoundTripDrift times the fastest seen is
+/// measured again, and the round trip never taken as longer than that. A timed call (or batch)
+/// is charged its time less this.
 double measure_round_trip();
 
 /// \brief The round trip measure_round_trip measured last (measured now if never).
