@@ -533,12 +533,17 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
     }
     FreshInputs fresh(yours.inputs);
     Output theirs_out(yours);  // the reference's output for the same input
+    const auto failed_runs = [index](const TimedRunFailed& failed) {
+        SpeedVerdict failed_verdict;
+        failed_verdict.call = index;
+        failed_verdict.message = "the timed runs were checked too, and " + failed.message;
+        return failed_verdict;
+    };
     Timing mine;
     try {
         mine = time_yours(yours, reference, fresh, out, theirs_out);
     } catch (const TimedRunFailed& failed) {
-        verdict.message = "the timed runs were checked too, and " + failed.message;
-        return verdict;
+        return failed_runs(failed);
     }
     Timing theirs = time_reference(yours, reference, fresh, theirs_out);
     judge_speed(verdict, mine, theirs, work);
@@ -559,10 +564,7 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
     try {
         again = time_yours(yours, reference, fresh, out, theirs_out);
     } catch (const TimedRunFailed& failed) {
-        verdict = SpeedVerdict{};
-        verdict.call = index;
-        verdict.message = "the timed runs were checked too, and " + failed.message;
-        return verdict;
+        return failed_runs(failed);
     }
     const Timing theirs_again = time_reference(yours, reference, fresh, theirs_out);
     const bool keep_faster = verdict.slow;

@@ -176,8 +176,8 @@ struct SpeedVerdict {
 /// outputs, fails, naming the run. The reference is timed on the same sequence of inputs, and
 /// the inputs are put back afterwards. A rate beyond physical_limit() fails too. A call slower
 /// than kSpeedFloor allows, or with a figure beyond physical_limit(), is timed once more, both
-/// sides, and each side's faster timing counts: another process's work on the GPU only ever adds
-/// time, to a call or to the round trip the judge takes off. Under a profiler (the environment variable WORKBOOK_PROFILE is
+/// sides: another process's work on the GPU only ever adds time, to a call or to the round trip
+/// the judge takes off. Too slow, each side's faster timing counts; impossible, the new ones. Under a profiler (the environment variable WORKBOOK_PROFILE is
 /// "yours" or "reference"), only the chosen launch runs once, inside the NVTX range
 /// "workbook-profile", and nothing is timed.
 /// \param yours the student's call

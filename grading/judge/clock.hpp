@@ -63,6 +63,10 @@ double round_trip_ms();
 /// \param bytes the device memory one run's arrays take (each slot copies them)
 int batch_size(double call_ms, std::size_t bytes);
 
+/// \brief WORKBOOK_CLOCK_TRACE, read once: 0 when unset; 1 prints each timing's phases, each
+/// call over 30 ms and each stop of a runner; 2 also a sweep of batch sizes after each timing.
+int clock_trace();
+
 /// \brief Installs the judge's clock as time_gpu's clock of calls into another process
 /// (set_call_clock in timing.hpp).
 void install_judge_clock();

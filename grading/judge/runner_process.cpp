@@ -2,6 +2,7 @@
 // sandbox, the exchange of a call, its answer and its launch record over the socket, and
 // noticing when it dies. calls.cpp decides which runner a call goes to and what it carries.
 #include "calls.hpp"
+#include "clock.hpp"
 
 #include "sandbox.hpp"
 
@@ -375,7 +376,7 @@ wire::Reader Runner::call(const wire::Message& request, const std::string& name)
     wait_for_judge_turn();
     last_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     //! [judge clock]
-    if (last_ms_ > 30 && std::getenv("WORKBOOK_CLOCK_TRACE"))
+    if (last_ms_ > 30 && clock_trace() > 0)
         std::printf("runner: %s (call %d of this process) took %.1f ms\n", name.c_str(), static_cast<int>(calls_), last_ms_);
     // What the runner's processes spent on the CPU meanwhile, as the kernel counts it: the work
     // a lab grades is the GPU's (check_record in common/judge.cu).
@@ -480,16 +481,7 @@ void Runner::stop()
 
 void Runner::stop_and_wait()
 {
-    const auto stop_started = std::chrono::steady_clock::now();
-    struct Trace {
-        std::chrono::steady_clock::time_point started;
-        ~Trace()
-        {
-            if (std::getenv("WORKBOOK_CLOCK_TRACE"))
-                std::printf("runner: stopped and waited for in %.1f ms\n",
-                            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-        }
-    } trace{stop_started};
+    const auto started = std::chrono::steady_clock::now();
     // Every process below the runner is watched until its exit is done, and so is every PID
     // namespace they were in, until no process is left in it: the exit of a namespace's first
     // process is not always the end of every other (one being forked as they were killed has
@@ -508,6 +500,9 @@ void Runner::stop_and_wait()
             std::fflush(stdout);
         }
     forget_process();
+    if (clock_trace() > 0)
+        std::printf("runner: stopped and waited for in %.1f ms\n",
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
 }
 
 void Runner::forget_process()
