@@ -517,6 +517,9 @@ struct Process {
     char state = '?';  // 'Z' once its exit is done
 };
 
+// Whether a process in this /proc state has ended: its exit done (a zombie) or dead.
+bool has_ended(char state) { return state == 'Z' || state == 'X'; }
+
 std::map<pid_t, Process> processes()
 {
     std::map<pid_t, Process> found;
@@ -575,7 +578,7 @@ std::vector<int> descendants(const std::vector<int>& parents)
     std::vector<int> below = parents;
     for (std::size_t i = 0; i < below.size(); ++i)
         for (const auto& [pid, process] : all)
-            if (process.parent == below[i] && process.state != 'Z' && process.state != 'X') below.push_back(pid);
+            if (process.parent == below[i] && !has_ended(process.state)) below.push_back(pid);
     below.erase(below.begin(), below.begin() + static_cast<std::ptrdiff_t>(parents.size()));
     return below;
 }
@@ -604,7 +607,7 @@ bool end_namespace(const std::string& space, int ms)
     for (int waited = 0;; waited += 5) {
         int alive = 0;
         for (const auto& [pid, process] : processes())
-            if (process.state != 'Z' && process.state != 'X' && pid_namespace_of(pid) == space) {
+            if (!has_ended(process.state) && pid_namespace_of(pid) == space) {
                 kill(pid, SIGKILL);
                 ++alive;
             }
@@ -618,7 +621,7 @@ bool wait_until_ended(int pid, int ms)
 {
     for (int waited = 0;; waited += 5) {
         const std::string text = stat_fields(std::to_string(pid));
-        if (text.empty() || text[0] == 'Z' || text[0] == 'X') return true;  // gone, or its exit done
+        if (text.empty() || has_ended(text[0])) return true;  // gone, or its exit done
         if (waited >= ms) return false;
         usleep(5000);
     }
