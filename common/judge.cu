@@ -419,6 +419,16 @@ Timing time_reference(const Call& yours, const std::function<void(float* out)>& 
 }
 //! [timed runs]
 
+// Takes a batch's fixed cost, as the reference's timing measured it on its own runner, off both
+// sides' batches (grading's clock.hpp): what the judge's clock adds to a batch beyond its runs
+// is the same for both runners, and the student's runner cannot make it larger.
+void take_off_batch_cost(Timing& mine, Timing& theirs)
+{
+    const double cost = theirs.batch_cost_ms;
+    mine = mine.less_batch_cost(cost);
+    theirs = theirs.less_batch_cost(cost);
+}
+
 // Why a rate beyond what the GPU can physically do fails: the timed runs cannot have done the
 // work they are credited with.
 std::string beyond_physical_limit(double rate, double limit, Ceiling ceiling)
@@ -546,6 +556,7 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
         return failed_runs(failed);
     }
     Timing theirs = time_reference(yours, reference, fresh, theirs_out);
+    take_off_batch_cost(mine, theirs);
     judge_speed(verdict, mine, theirs, work);
     if (!verdict.slow && !verdict.impossible) return verdict;
     // Too slow, or impossibly fast: timed once more, both sides. Another process's work on the
@@ -566,7 +577,8 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
     } catch (const TimedRunFailed& failed) {
         return failed_runs(failed);
     }
-    const Timing theirs_again = time_reference(yours, reference, fresh, theirs_out);
+    Timing theirs_again = time_reference(yours, reference, fresh, theirs_out);
+    take_off_batch_cost(again, theirs_again);
     const bool keep_faster = verdict.slow;
     if (!keep_faster || again.seconds() < mine.seconds()) mine = again;
     if (!keep_faster || theirs_again.seconds() < theirs.seconds()) theirs = theirs_again;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -31,10 +33,25 @@ DeviceBuffer<unsigned char>& l2_flush_buffer()
 }
 }  // namespace
 
+Timing Timing::less_batch_cost(double cost) const
+{
+    if (runs_per_sample <= 1 || cost <= 0) return *this;
+    Timing less = *this;
+    const double per_run = cost / runs_per_sample;
+    for (double* sample : {&less.ms.min, &less.ms.q1, &less.ms.median, &less.ms.q3, &less.ms.max})
+        *sample = std::max(*sample - per_run, 1e-6);
+    less.batch_cost_taken_ms = cost;
+    return less;
+}
+
 std::string Timing::describe() const
 {
-    char text[160];
-    if (runs_per_sample > 1)
+    char text[200];
+    if (runs_per_sample > 1 && batch_cost_taken_ms > 0)
+        std::snprintf(text, sizeof text,
+                      "%.4g ms (fastest of %zu batches of %d runs, spread %.1f%%, less a batch's fixed cost of %.3f ms)",
+                      ms.min, ms.count, runs_per_sample, 100.0 * ms.spread(), batch_cost_taken_ms);
+    else if (runs_per_sample > 1)
         std::snprintf(text, sizeof text, "%.4g ms (fastest of %zu batches of %d runs, spread %.1f%%)", ms.min,
                       ms.count, runs_per_sample, 100.0 * ms.spread());
     else
@@ -72,8 +89,26 @@ CallClock& call_clock()
 
 void set_call_clock(CallClock clock) { call_clock() = std::move(clock); }
 
+namespace {
+std::string& timing_forbidden()  // why, once forbid_timing was called
+{
+    static std::string why;
+    return why;
+}
+}  // namespace
+
+void forbid_timing(const char* why) { timing_forbidden() = why != nullptr && *why ? why : "timing is forbidden here"; }
+
+void check_timing_allowed(const char* what)
+{
+    if (!timing_forbidden().empty())
+        throw std::logic_error(std::string("checker bug: this test times ") + what +
+                               " but is not marked timed(): " + timing_forbidden());
+}
+
 void have_gpu_alone()
 {
+    check_timing_allowed("the GPU");  // first: a test that times while other labs run must fail, not wait
     for (const auto& wait : background_gpu_work()) wait();
 }
 

@@ -9,6 +9,7 @@
 #include "common/compare.hpp"
 #include "common/random.hpp"
 #include "common/stats.hpp"
+#include "common/timing.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -202,6 +203,20 @@ TEST_CASE("stats: median, quartiles and spread")
     //! [summarize]
     CHECK(summarize({2, 4}).median == 3);
     CHECK(summarize({}).count == 0);
+}
+
+TEST_CASE("timing: a batch's fixed cost is shared among its runs, and said")
+{
+    Timing batched{summarize({0.25, 0.30, 0.35}), 10};
+    const Timing less = batched.less_batch_cost(0.5);
+    CHECK(less.ms_per_run() == doctest::Approx(0.20));  // the fastest batch, less 0.5 ms over 10 runs
+    CHECK(less.ms.median == doctest::Approx(0.25));
+    CHECK(less.describe().find("less a batch's fixed cost of 0.500 ms") != std::string::npos);
+    CHECK(batched.describe().find("fixed cost") == std::string::npos);
+    // Never below a microsecond a run, and an unbatched timing keeps its figures.
+    CHECK(batched.less_batch_cost(100).ms_per_run() > 0);
+    const Timing single{summarize({1.0, 2.0, 3.0}), 1};
+    CHECK(single.less_batch_cost(0.5).ms_per_run() == doctest::Approx(2.0));
 }
 
 TEST_CASE("seeds: the default is fixed, WORKBOOK_SEED overrides it, labels separate streams")

@@ -167,6 +167,7 @@ wire::Reader send_call(const wire::Message& body, bool batchable, const char* na
     ++g_calls_made;
     g_charged.ms += runner.last_call_ms();
     g_charged.batchable &= batchable;
+    g_charged.reference = g_target != nullptr;
     return reply;
 }
 

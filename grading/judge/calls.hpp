@@ -182,6 +182,7 @@ struct Charged {
     double ms = 0;      ///< milliseconds, on the judge's clock, less a round trip per call
     bool batchable = true;          ///< every call was of a void function on device arrays only
     std::size_t device_bytes = 0;   ///< the bytes of the device allocations the calls were given
+    bool reference = false;         ///< the calls went to the reference solution's runner (as_reference)
 };
 
 /// \brief Takes what the calls since the last take_charged took, and starts counting afresh.
