@@ -177,7 +177,10 @@ struct SpeedVerdict {
 /// the inputs are put back afterwards. A rate beyond physical_limit() fails too. A call slower
 /// than kSpeedFloor allows, or with a figure beyond physical_limit(), is timed once more, both
 /// sides: another process's work on the GPU only ever adds time, to a call or to the round trip
-/// the judge takes off. Too slow, each side's faster timing counts; impossible, the new ones. Under a profiler (the environment variable WORKBOOK_PROFILE is
+/// the judge takes off. Too slow, each side's faster timing counts; impossible, the new ones.
+/// Timed in batches on the judge's clock, both sides' batches are charged less the fixed cost
+/// of a batch that the reference's timing measured on its own runner (Timing::batch_cost_ms).
+/// Under a profiler (the environment variable WORKBOOK_PROFILE is
 /// "yours" or "reference"), only the chosen launch runs once, inside the NVTX range
 /// "workbook-profile", and nothing is timed.
 /// \param yours the student's call
