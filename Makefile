@@ -7,7 +7,6 @@
 #   make grade SOLUTIONS=1         grade solutions/ (must score full marks)
 #   make grade SUBMISSION=path     grade another copy of labs/ (one student's)
 #   make grade SEED=n              replay a grade run with the seed it printed
-#   make grade JOBS=n              run the correctness tests of n labs at once (JOBS=1: one lab at a time)
 #   make grade-class SUBMISSIONS=dir  grade every student's copy of labs/ in dir, one per GPU
 #   make grade-class SUBMISSIONS=dir RUNNER=slurm  ... as one Slurm job array, a task per student
 #   make check LAB=01 RUNNER=slurm    check a lab on a GPU of a Slurm cluster (from a login node)
@@ -34,11 +33,7 @@ SLURM_SETTINGS = $(if $(SLURM_PARTITION),--partition '$(SLURM_PARTITION)') \
   $(if $(filter undefined,$(origin SLURM_GRES)),,--gres '$(SLURM_GRES)') \
   $(if $(SLURM_CPUS),--cpus '$(SLURM_CPUS)')
 RUN_ON  = $(if $(filter-out local,$(RUNNER)),--runner $(RUNNER) $(SLURM_SETTINGS))
-# JOBS given on make's command line also sets how many labs' correctness tests grade.py runs at
-# once (--jobs; its default otherwise: docs/grading.md, Two phases). From the environment, or
-# left to its default of every CPU, it sets only the build's parallelism.
-GRADE_JOBS = $(if $(filter command line,$(origin JOBS)),--jobs $(JOBS))
-GRADE   = $(PYTHON) grading/driver/grade.py --build-dir $(BUILD) $(if $(SEED),--seed $(SEED)) $(GRADE_JOBS) $(RUN_ON)
+GRADE   = $(PYTHON) grading/driver/grade.py --build-dir $(BUILD) $(if $(SEED),--seed $(SEED)) $(RUN_ON)
 CLASS_ON = $(if $(RUN_ON),$(RUN_ON) $(if $(SLURM_CONCURRENCY),--concurrency $(SLURM_CONCURRENCY)) $(if $(REGRADE),--regrade))
 
 .PHONY: all grade grade-class check test clean configure deps docs bench

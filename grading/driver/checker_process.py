@@ -18,7 +18,6 @@ import selectors
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 from results import Test
@@ -78,8 +77,7 @@ def list_tests(binary, filters):
     proc.wait()
     for event in read_events(data, key)[0]:
         if event["event"] == "list":
-            return [Test(t["name"], int(t["points"]), int(t.get("bonus", 0)), t.get("timed") is True)
-                    for t in event["tests"]]
+            return [Test(t["name"], int(t["points"]), int(t.get("bonus", 0))) for t in event["tests"]]
     raise RuntimeError("%s did not list its tests" % binary)
 
 
@@ -114,30 +112,6 @@ class CheckerRun:
 
 
 EXITING = []  # checkers that reported every test and are still exiting (run_checker)
-
-# The checkers being followed now (run_checker). grade.py runs several labs' checkers at once, a
-# thread following each (its first phase), and ^C reaches only the main thread: that one stops
-# them all (stop_every_checker), and once STOPPING is set no thread starts another.
-RUNNING = set()
-RUNNING_LOCK = threading.Lock()
-STOPPING = threading.Event()
-
-
-class Stopped(Exception):
-    """A checker was not started: the run is being stopped (stop_every_checker)."""
-
-
-def stop_every_checker():
-    """Kills every checker being followed, with its process group (its runners and tool runs), and
-    lets no thread start another: how ^C or SIGTERM ends a run whose checkers run side by side."""
-    with RUNNING_LOCK:
-        STOPPING.set()
-        running = list(RUNNING)
-    for proc in running:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def doctest_report(log_name, position):
@@ -201,16 +175,12 @@ def run_checker(binary, run, filters, env_extra, timeout_for, log, verbose, held
     report = doctest_report(log.name, run.position)
     log.write("$ %s\n" % " ".join(cmd))
     log.flush()
-    with RUNNING_LOCK:  # started and noted at once: stop_every_checker stops it, or it never starts
-        if STOPPING.is_set():
-            raise Stopped()
-        if held is not None and held.cmd == cmd:
-            proc, read_fd, signing_key = held.go()
-            run.started = time.monotonic()
-        else:
-            proc, read_fd, signing_key = start_checker(cmd, env_extra, stdout=subprocess.PIPE,
-                                                       stderr=subprocess.STDOUT, start_new_session=True)
-        RUNNING.add(proc)
+    if held is not None and held.cmd == cmd:
+        proc, read_fd, signing_key = held.go()
+        run.started = time.monotonic()
+    else:
+        proc, read_fd, signing_key = start_checker(cmd, env_extra, stdout=subprocess.PIPE,
+                                                   stderr=subprocess.STDOUT, start_new_session=True)
     events = os.fdopen(read_fd, "rb", buffering=0)
     try:
         follow_checker(proc, events, signing_key, run, timeout_for, log, verbose)
@@ -220,9 +190,6 @@ def run_checker(binary, run, filters, env_extra, timeout_for, log, verbose, held
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         raise
-    finally:
-        with RUNNING_LOCK:
-            RUNNING.discard(proc)
     events.close()
     proc.stdout.close()
     if run.position >= len(run.tests) and proc.poll() is None:
@@ -281,10 +248,9 @@ def take_events(data, signing_key, run, log):
     return data
 
 
-def reap_checkers(timeout=30, spare=()):
+def reap_checkers(timeout=30):
     """Waits for the checkers still exiting; one that takes longer than `timeout` is killed.
-    Then ends whatever they left behind (end_leftovers), except the processes `spare` names
-    (checkers held for their turn, which are children too)."""
+    Then ends whatever they left behind (end_leftovers)."""
     deadline = time.monotonic() + timeout
     while EXITING:
         proc = EXITING.pop()
@@ -293,7 +259,7 @@ def reap_checkers(timeout=30, spare=()):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    end_leftovers(max(deadline - time.monotonic(), 5.0), spare)
+    end_leftovers(max(deadline - time.monotonic(), 5.0))
 
 
 PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
@@ -338,14 +304,13 @@ def children():
     return found
 
 
-def end_leftovers(timeout=10.0, spare=()):
-    """Kills and reaps every child this process still has, but those in `spare`: called once every
-    checker has been waited for, when any child left is a process the checkers left behind
-    (adopt_leftovers), or the first process of a runner's PID namespace that is still ending. A
-    process that is still there after `timeout` seconds is named on stderr."""
+def end_leftovers(timeout=10.0):
+    """Kills and reaps every child this process still has: called once every checker has been
+    waited for, when any child left is a process the checkers left behind (adopt_leftovers), or
+    the first process of a runner's PID namespace that is still ending. A process that is still
+    there after `timeout` seconds is named on stderr."""
     deadline = time.monotonic() + timeout
-    spare = set(spare)
-    pending = set(children()) - spare
+    pending = set(children())
     while pending:
         for pid in list(pending):
             try:
@@ -358,7 +323,7 @@ def end_leftovers(timeout=10.0, spare=()):
                 done = pid  # no longer a child of ours
             if done == pid:
                 pending.discard(pid)
-        pending |= set(children()) - spare  # an orphan of one of them comes to us in turn
+        pending |= set(children())  # an orphan of one of them comes to us in turn
         if pending and time.monotonic() > deadline:
             sys.stderr.write("grade.py: processes left behind by the checkers did not end within %.0f s "
                              "of SIGKILL: %s\n" % (timeout, " ".join(map(str, sorted(pending)))))

@@ -77,10 +77,6 @@ def find_gpus(requested):
 def grade_here(to_grade, args, labs, seed, out_dir, tests_by_name, gpus, build_jobs):
     """Grades every student on this machine's GPUs (or with none), one at a time per GPU."""
     pool = Pool(to_grade, args, labs, seed, out_dir, tests_by_name, build_jobs)
-    if len(gpus) > 1:
-        # Each grade.py runs several labs' correctness tests at once (--jobs), by default a
-        # quarter of the CPUs: with a grader per GPU, each gets its share of them instead.
-        pool.grade_jobs = max(1, grade.usable_cpus() // 4 // len(gpus))
     builders = [threading.Thread(target=pool.builder, daemon=True) for _ in range(build_jobs)]
     graders = [threading.Thread(target=pool.grader, args=(gpu,), daemon=True) for gpu in (gpus or [None])]
     try:
@@ -124,7 +120,6 @@ class Pool:
         self.jobs_each = max(1, (os.cpu_count() or 2) // build_jobs)
         self.possible = sum(lab.max_score for lab in labs)
         self.possible_bonus = sum(lab.max_bonus for lab in labs)
-        self.grade_jobs = None  # grade.py's --jobs; None: its default
 
     def builder(self):
         """One builder thread: builds the students left to build, one after another."""
@@ -161,7 +156,7 @@ class Pool:
 
     def grade(self, s, gpu):
         try:
-            status = grade_student(s, gpu, self.args, self.seed, self.out_dir, self.grade_jobs)
+            status = grade_student(s, gpu, self.args, self.seed, self.out_dir)
             read_results(s, status, self.out_dir, self.tests_by_name, self.args.student_timeout)
         except Exception as e:  # as in build: a row for this student, and the class goes on
             s.status, s.note = "grading failed", "grade_class.py: %r" % e

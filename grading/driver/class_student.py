@@ -175,11 +175,10 @@ def prebuild(student, build_dir, labs, out_dir, jobs):
     return ""
 
 
-def grade_student(student, gpu, args, seed, out_dir, jobs=None):
+def grade_student(student, gpu, args, seed, out_dir):
     """grading/grade.py --submission on the student, output in <out>/<student>/grade.log: its exit
     status, or None when it ran past args.student_timeout. With gpu None the GPUs are those of
-    the environment (none here, or the one Slurm gave the task). `jobs`: grade.py's --jobs, when
-    other students are graded beside this one on the same host (its default otherwise)."""
+    the environment (none here, or the one Slurm gave the task)."""
     env = dict(os.environ)
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu.visible
@@ -188,8 +187,6 @@ def grade_student(student, gpu, args, seed, out_dir, jobs=None):
            "--seed", str(seed), "--out", os.path.join(out_dir, student.key)]
     if args.lab:
         cmd += ["--lab", args.lab]
-    if jobs:
-        cmd += ["--jobs", str(jobs)]
     started = time.monotonic()
     with open(os.path.join(out_dir, student.key, "grade.log"), "w") as log:
         status = run_logged(cmd, log, timeout=args.student_timeout, env=env)

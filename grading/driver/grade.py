@@ -19,17 +19,10 @@ How a lab is graded:
      test, so a fault costs only the test it happened in.
   5. A test that never reported a result counts as failed. Nothing is reported as passed that
      did not run: with no GPU, every GPU test is reported as skipped and scores nothing.
-  6. The labs run in two phases (--jobs). First the tests that time nothing (correctness,
-     compute-sanitizer, Nsight Compute's counts) of several labs at once, each lab's checker
-     with --test-suite-exclude=timed, where it refuses to time; then each lab's timed tests
-     (performance; its checker marks them timed()), one lab after another with nothing else of
-     the run on the GPU, as every test ran before. A lab's results are printed in its own order
-     as its timed tests run. Once a lab's checker has reported its first test of the second
-     phase, the next lab's checker starts and holds before its own tests until its turn. Its
-     start, CUDA's above all, costs no time of its own. With --jobs 1, --verbose or a single lab,
-     the labs run one after another, each in one pass over all its tests, the next one's checker
-     started in the same way; its compute-sanitizer and Nsight Compute runs start too, and hold
-     before their first GPU work.
+  6. The labs run one after another. Once a lab's checker has reported its first test, the next
+     lab's checker starts and holds before its own tests until its turn; its compute-sanitizer and
+     Nsight Compute runs start too, and hold before their first GPU work. Their start, CUDA's
+     above all, costs no time of its own.
 
 Outputs, under <build>/grade/: results.json (Gradescope's format), junit.xml, and one log per lab
 with everything the checker printed.
@@ -57,20 +50,18 @@ import secrets
 import shutil
 import signal
 import subprocess
-import queue
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 
 from building import (SOURCE_DIR, build, build_references, build_up_front, checker_target,
                       cmake_cache_value, compiler_errors, configure, labs_dir_of, submission_options)
-from checker_process import (EXIT_NO_DEVICE, STOPPING, HeldChecker, adopt_leftovers, list_tests, reap_checkers,
-                             run_tests, stop_every_checker)
+from checker_process import (EXIT_NO_DEVICE, HeldChecker, adopt_leftovers, list_tests, reap_checkers,
+                             run_tests)
 from device import probe_device
 from reports import write_reports
 from results import Lab
-from screen import InOrder, TestPrinter, next_step, print_device, print_scores, print_slurm_hint
+from screen import TestPrinter, next_step, print_device, print_scores, print_slurm_hint
 from skeletons import not_started_sentence
 from timeouts import (PROFILE_ALLOWANCE, REFERENCE_TIMEOUT, TIMEOUT_FACTOR, TIMEOUT_FLOOR,
                       load_reference_times, reference_stamp, remember_reference_times)
@@ -85,12 +76,6 @@ from results import Test  # noqa: F401
 from skeletons import file_sha256, first_todo, handed_out, skeleton_hashes  # noqa: F401
 
 references_timing_announced = False  # make grade said once that it times the references first
-announcing = threading.Lock()  # ...though several labs' threads may find it out at once
-
-# doctest's selections of a lab's tests for the two phases (grade_in_two_phases): the checkers mark
-# the tests that time something with timed(), which puts them in the test suite "timed".
-ONLY_UNTIMED = "--test-suite-exclude=timed"
-ONLY_TIMED = "--test-suite=timed"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -129,11 +114,6 @@ def parse_args(argv):
                    help="seconds per test (default: %d times the reference's time, at least %.0f s)"
                    % (TIMEOUT_FACTOR, TIMEOUT_FLOOR))
     p.add_argument("--verbose", action="store_true", help="also show everything the checker prints")
-    p.add_argument("--jobs", type=int, metavar="N",
-                   help="run the tests that time nothing of up to N labs at once, then each lab's timed "
-                        "tests alone (default: a quarter of the CPUs, at most one lab per 10 GiB of GPU "
-                        "memory); 1: the labs one after another, each in one pass, as with --verbose "
-                        "or a single lab")
     p.add_argument("--no-build", action="store_true", help="use the binaries already built")
     p.add_argument("--out", help="where results.json, junit.xml and logs go (default <build>/grade)")
     p.add_argument("--expect", choices=["full", "zero"],
@@ -149,10 +129,7 @@ def parse_args(argv):
                        help="srun --gres (default %(default)s; '' or none asks for none: SLURM_GRES)")
     slurm.add_argument("--cpus", type=int, default=8,
                        help="srun --cpus-per-task, for building the checkers (default %(default)s; SLURM_CPUS)")
-    args = p.parse_args(argv)
-    if args.jobs is not None and args.jobs < 1:
-        p.error("--jobs must be 1 or more")
-    return args
+    return p.parse_args(argv)
 
 
 def grade(args):
@@ -267,22 +244,15 @@ class Run:
 
 
 def grade_labs(labs, run):
-    """Builds the checkers of every selected lab in one parallel build, then grades the labs: in
-    two phases (grade_in_two_phases) when several labs may run at once (correctness_jobs), else
-    one after another, each in one pass (grade_lab). Then it waits for the checkers still
-    exiting. Each lab's checker is started while the lab before it runs (CheckersAhead), so that
-    its start costs no time of its own. Nothing the checkers started outlives the run: what they
-    leave behind is adopted, then ended with them (adopt_leftovers, reap_checkers)."""
+    """Builds the checkers of every selected lab in one parallel build, then grades the labs one
+    after another, and waits for the checkers still exiting. Each lab's checker is started while
+    the lab before it runs (CheckersAhead), so that its start costs no time of its own. Nothing
+    the checkers started outlives the run: what they leave behind is adopted, then ended with
+    them (adopt_leftovers, reap_checkers)."""
     adopt_leftovers()
     run.built = not run.args.no_build and build_up_front(run.build_dir, run.trusted_build_dir, labs, run.suffix)
-    jobs = correctness_jobs(labs, run)
-    # In two phases every lab is built (open_lab) before any checker is started ahead.
-    ahead = CheckersAhead(run, run.device.get("ok") and (run.built or run.args.no_build or jobs > 1),
-                          timed_only=jobs > 1)
+    ahead = CheckersAhead(run, run.device.get("ok") and (run.built or run.args.no_build))
     try:
-        if jobs > 1:
-            grade_in_two_phases(labs, run, jobs, ahead)
-            return
         for i, lab in enumerate(labs):
             following = labs[i + 1] if i + 1 < len(labs) else None
             grade_lab(lab, run, ahead.held.get(lab.id), lambda following=following: ahead.start(following))
@@ -290,36 +260,6 @@ def grade_labs(labs, run):
     finally:
         ahead.discard_all()
         reap_checkers()
-
-
-def correctness_jobs(labs, run):
-    """How many labs run their untimed tests at once in the first of two phases; 1 for none of
-    that: the labs one after another, each in one pass over all its tests. --jobs, else a
-    quarter of the CPUs this process may use (a lab's correctness tests keep several busy: its
-    checker, its runner, compute-sanitizer); never more than the labs, nor than one lab per
-    10 GiB of GPU memory (a lab's large cases, its runners' and its tools' CUDA contexts). One
-    pass with --verbose (make check shows the checker's own output as it runs), for a single lab
-    (two phases would only add a checker's start) and without a GPU."""
-    args = run.args
-    if getattr(args, "verbose", False) or len(labs) < 2 or not run.device.get("ok"):
-        return 1
-    jobs = getattr(args, "jobs", None) or max(1, usable_cpus() // 4)
-    memory = float(run.device.get("memory_gib", 0) or 0)  # 0: a device_query from before it said
-    if memory > 0:
-        jobs = min(jobs, max(1, int(memory // 10)))
-    return min(jobs, len(labs))
-
-
-def usable_cpus():
-    """The CPUs this process may run on, and no more than Slurm gave its task (--cpus-per-task):
-    a cluster that binds no task to its CPUs (task/none) would let it count the whole node, other
-    students' tasks included."""
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count() or 1
-    given = os.environ.get("SLURM_CPUS_PER_TASK", "")
-    return max(1, min(usable, int(given))) if given.isdigit() else usable
 
 
 def lab_log_path(log_dir, lab):
@@ -331,11 +271,10 @@ class CheckersAhead:
     """The next lab's checker, started (HeldChecker) and its tests listed while a lab runs, and
     handed to grade_lab when that lab's turn comes. Only checkers already built are started
     ahead (`enabled`: with a GPU, after the up-front build or with --no-build). A checker not
-    run by its lab is stopped (discard). `timed_only`: in two phases, the checker that runs the
-    lab's timed tests, which the lab listed when it was opened (open_lab)."""
+    run by its lab is stopped (discard)."""
 
-    def __init__(self, run, enabled, timed_only=False):
-        self.run, self.enabled, self.timed_only = run, enabled, timed_only
+    def __init__(self, run, enabled):
+        self.run, self.enabled = run, enabled
         self.held = {}  # lab id -> HeldChecker
 
     def start(self, lab):
@@ -346,17 +285,8 @@ class CheckersAhead:
         binary = os.path.join(run.build_dir, "bin", checker_target(lab, run.suffix))
         if not os.path.exists(binary):
             return
-        if self.timed_only:
-            tests, filters = [t for t in lab.tests if t.timed], run.filters + [ONLY_TIMED]
-            if not tests:
-                return
-        else:
-            tests, filters = list_tests(reference_checker(lab, run.trusted_build_dir, False), run.filters), run.filters
-        self.held[lab.id] = HeldChecker(binary, filters, run.env_extra, lab_log_path(run.log_dir, lab), tests)
-
-    def pids(self):
-        """The checkers held now: grade_in_two_phases ends everything else between its phases."""
-        return [held.proc.pid for held in self.held.values()]
+        tests = list_tests(reference_checker(lab, run.trusted_build_dir, False), run.filters)
+        self.held[lab.id] = HeldChecker(binary, run.filters, run.env_extra, lab_log_path(run.log_dir, lab), tests)
 
     def discard(self, lab):
         held = self.held.pop(lab.id, None)
@@ -390,237 +320,58 @@ def exit_status(labs, device, args):
 # One lab
 
 def grade_lab(lab, run, held=None, start_next=None):
-    """Builds (unless everything was built up front, or --no-build) and runs one lab's checker,
-    over all of its tests: `held` if it was started ahead (HeldChecker; its caller stops it if
-    this lab does not run it). Once the checker has reported its first test, `start_next()`
-    starts the next lab's. With no usable GPU, a lab is shown only if it has a problem of its own
-    (a missing file, a compile error): print_device has said above every lab why none is graded."""
-    args, device = run.args, run.device
+    """Builds (unless everything was built up front, or --no-build) and runs one lab's checker:
+    `held` if it was started ahead (HeldChecker; its caller stops it if this lab does not run it).
+    Once the checker has reported its first test, `start_next()` starts the next lab's. With no
+    usable GPU, a lab is shown only if it has a problem of its own (a missing file, a compile
+    error): print_device has said above every lab why none is graded."""
+    build_dir, trusted_build_dir, args, device = run.build_dir, run.trusted_build_dir, run.args, run.device
+    filters, env_extra, log_dir = run.filters, run.env_extra, run.log_dir
+    target = checker_target(lab, run.suffix)
     heading = "\nLab %s: %s" % (lab.number, lab.title)
     if device.get("ok"):
         print(heading)
         heading = None  # printed: the build and the tests follow it
-    lab.log_path = lab_log_path(run.log_dir, lab)
+    lab.log_path = lab_log_path(log_dir, lab)
+    build_each = not args.no_build and not run.built
     with open(lab.log_path, "w") as log:
-        binary, trusted = open_lab(lab, run, log, held)
-        if binary is None:
+        trusted = reference_checker(lab, trusted_build_dir, build_each)
+        # The tests and their points come from the reference solution's checker, never from the
+        # student's build: student code cannot add tests or points.
+        lab.tests = held.tests if held else list_tests(trusted, filters)
+
+        student_file = os.path.join(labs_dir_of(build_dir), lab.dir, lab.source)
+        if not args.no_build and not args.solutions and not args.variant and not os.path.exists(student_file):
+            fail_every_test(lab, "is missing from the submission (no %s), so every test scores 0"
+                            % student_file)
+            print_problem(lab, heading)
+            return
+        if build_each and not build_lab_checker(lab, build_dir, target, log):
             print_problem(lab, heading)
             return
         if not device.get("ok"):
             skip_without_device(lab, device)
             return
 
-        timeout = test_timeouts(lab, trusted, run.trusted_build_dir, run.env_extra, device, args, log)
-        note_not_started(lab, run)
+        binary = os.path.join(build_dir, "bin", target)
+        timeout = test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
+        if not args.solutions and not args.variant:
+            shown = os.path.relpath(student_file)
+            lab.not_started = not_started_sentence(student_file, "%s/%s" % (lab.dir, lab.source),
+                                                   student_file if shown.startswith("..") else shown)
         printer = TestPrinter(args.verbose, quiet=bool(lab.not_started) and not args.verbose)
 
         def on_result(test):
             printer(test)
             if start_next and test is lab.tests[0]:
                 start_next()  # this checker's start is over: the next lab's may begin
-        problem = run_tests(binary, lab.tests, run.filters, run.env_extra, timeout, log, args.verbose, on_result,
+        problem = run_tests(binary, lab.tests, filters, env_extra, timeout, log, args.verbose, on_result,
                             held)
-        finish_lab(lab, run, trusted, problem)
-
-
-def open_lab(lab, run, log, held=None):
-    """What comes before a lab's tests: its list of tests (lab.tests, from the reference solution's
-    checker, built now unless everything was built up front; `held`'s when it was started ahead),
-    and its checker built from the tree graded. Returns (the checker, the reference's checker).
-    The first is None when the lab cannot run, by its own fault: its file is missing or does not
-    compile, and every test fails, saying so (lab.problem)."""
-    args = run.args
-    build_each = not args.no_build and not run.built
-    trusted = reference_checker(lab, run.trusted_build_dir, build_each)
-    # The tests and their points come from the reference solution's checker, never from the
-    # student's build: student code cannot add tests or points.
-    lab.tests = held.tests if held else list_tests(trusted, run.filters)
-
-    student_file = student_file_of(lab, run)
-    if not args.no_build and not args.solutions and not args.variant and not os.path.exists(student_file):
-        fail_every_test(lab, "is missing from the submission (no %s), so every test scores 0"
-                        % student_file)
-        return None, trusted
-    target = checker_target(lab, run.suffix)
-    if build_each and not build_lab_checker(lab, run.build_dir, target, log):
-        return None, trusted
-    return os.path.join(run.build_dir, "bin", target), trusted
-
-
-def student_file_of(lab, run):
-    """The lab's file in the tree graded."""
-    return os.path.join(labs_dir_of(run.build_dir), lab.dir, lab.source)
-
-
-def note_not_started(lab, run):
-    """Notes in lab.not_started whether the student's file is still as handed out (skeletons.py):
-    such a lab is shown in one sentence instead of its tests."""
-    if run.args.solutions or getattr(run.args, "variant", None):
-        return
-    student_file = student_file_of(lab, run)
-    shown = os.path.relpath(student_file)
-    lab.not_started = not_started_sentence(student_file, "%s/%s" % (lab.dir, lab.source),
-                                           student_file if shown.startswith("..") else shown)
-
-
-def finish_lab(lab, run, trusted, problem):
-    """After a lab's tests: a lab not started in one sentence, the reference's times kept (from a
-    run of the solutions over every test), and a lab-level problem (no GPU) said."""
-    print_not_started(lab, run.args.verbose)
-    if run.args.solutions and not problem and not run.filters:
-        remember_reference_times(run.trusted_build_dir, lab, trusted, run.device)
-    if problem:
-        skip_unfinished(lab, problem)
-
-
-# ----------------------------------------------------------------------------------------------
-# Two phases: the labs' untimed tests side by side, then their timed tests one lab at a time
-
-class LabInPhases:
-    """One lab of a run in two phases: its checker (None when open_lab found it cannot run) and
-    the reference's, its timeouts, a lab-level problem its first phase met (no GPU), which
-    tests have reported (by name), and what stopped its first phase's thread, if anything."""
-
-    def __init__(self, lab):
-        self.lab = lab
-        self.checker = self.trusted = self.timeout = None
-        self.problem = ""
-        self.reported = set()
-        self.error = None
-
-    def part(self, timed):
-        """Its timed tests, or its untimed ones, in its own order."""
-        return [t for t in self.lab.tests if t.timed == timed]
-
-    def runs_timed(self):
-        """Whether it has a second phase: timed tests, and nothing that stopped its first."""
-        return self.checker is not None and not self.problem and bool(self.part(timed=True))
-
-
-def grade_in_two_phases(labs, run, jobs, ahead):
-    """Grades the labs in two phases. First every lab that can run runs its untimed tests, `jobs`
-    labs at once: they check results, run compute-sanitizer and read counters, work that does not
-    care what else runs on the GPU, much of it busy on the CPU. There the checkers refuse to time
-    (--test-suite-exclude=timed; forbid_timing in common/timing.hpp): a test that times but is not
-    marked timed() fails, saying so. Then the labs run their timed tests one after another, in
-    order, with nothing else of this run on the GPU, as every test ran before; each lab's checker
-    is started while the lab before it runs (`ahead`), the first one's during the first phase.
-    The first phase prints nothing: each lab's block (its heading, then its tests in its own
-    order) is printed during the second, a test once it and every test before it are done."""
-    phased = []
-    for lab in labs:
-        state = LabInPhases(lab)
-        lab.log_path = lab_log_path(run.log_dir, lab)
-        with open(lab.log_path, "w") as log:
-            state.checker, state.trusted = open_lab(lab, run, log)
-        if state.checker is not None:
-            note_not_started(lab, run)
-        phased.append(state)
-    ready = [state for state in phased if state.checker is not None]
-    if len(ready) > 1:
-        print("The correctness tests of %d labs run %d at a time; their results follow lab by lab, as "
-              "each lab's timed tests run alone." % (len(ready), min(jobs, len(ready))), flush=True)
-    ahead.start(next((state.lab for state in ready if state.part(timed=True)), None))
-    run_untimed_parts(ready, run, jobs)
-    # What the first phase's checkers still do (CUDA ending) or left behind ends before any timing.
-    reap_checkers(spare=ahead.pids())
-
-    timed = [state for state in phased if state.runs_timed()]
-    for state in phased:
-        later = timed[timed.index(state) + 1:] if state in timed else []
-        following = later[0].lab if later else None
-        run_timed_part(state, run, ahead.held.get(state.lab.id), lambda following=following: ahead.start(following))
-        ahead.discard(state.lab)  # its checker, if its timed part did not run it
-
-
-def run_untimed_parts(ready, run, jobs):
-    """The first phase: each lab's untimed tests (and its timeouts, timing the reference solution
-    first where they are not known), up to `jobs` labs at once, a thread following each checker;
-    the labs that took longest last time go first. ^C or SIGTERM (in the main thread) stops every
-    checker (stop_every_checker)."""
-    STOPPING.clear()
-    waiting = queue.Queue()
-    for state in longest_first(ready, run):
-        waiting.put(state)
-
-    def work():
-        while True:
-            try:
-                state = waiting.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                run_untimed_part(state, run)
-            except BaseException as e:  # raised again in the main thread, once every thread is done
-                state.error = e
-                return
-    threads = [threading.Thread(target=work, name="untimed tests %d" % i, daemon=True)
-               for i in range(min(jobs, len(ready)))]
-    for thread in threads:
-        thread.start()
-    try:
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(0.5)  # in slices: a join without a timeout would hold ^C off
-    except BaseException:
-        stop_every_checker()
-        for thread in threads:
-            thread.join(10)
-        raise
-    for state in ready:
-        if state.error is not None:
-            raise state.error
-
-
-def longest_first(states, run):
-    """The labs in the order their first phase should start: the longest untimed parts first, by
-    the reference solution's times, so that the last to end is a short one (those not timed yet
-    keep their order, after the others)."""
-    known = load_reference_times(run.trusted_build_dir)
-
-    def seconds(state):
-        times = known.get(state.lab.id, {}).get("seconds", {})
-        return sum(times.get(t.name, 0.0) for t in state.part(timed=False))
-    return sorted(states, key=lambda state: -seconds(state))
-
-
-def run_untimed_part(state, run):
-    """One lab's first phase, in a thread of its own: its timeouts, then its untimed tests. Their
-    results are kept, and printed in the second phase (run_timed_part)."""
-    lab = state.lab
-    with open(lab.log_path, "a") as log:
-        state.timeout = test_timeouts(lab, state.trusted, run.trusted_build_dir, run.env_extra, run.device,
-                                      run.args, log)
-        state.problem = run_tests(state.checker, state.part(timed=False), run.filters + [ONLY_UNTIMED],
-                                  run.env_extra, state.timeout, log, False,
-                                  lambda test: state.reported.add(test.name))
-
-
-def run_timed_part(state, run, held, start_next):
-    """One lab's second phase: its heading, its tests from the first phase, then its timed tests
-    as they run (`held`: its checker, started ahead), all in the lab's own order (InOrder). Once
-    the checker has reported its first test, `start_next()` starts the next lab's."""
-    lab = state.lab
-    print("\nLab %s: %s" % (lab.number, lab.title))
-    if state.checker is None:
-        print_problem(lab)
-        return
-    printer = InOrder(lab.tests, TestPrinter(False, quiet=bool(lab.not_started)), state.reported)
-    printer.advance()
-    problem = state.problem
-    if state.runs_timed():
-        timed = state.part(timed=True)
-
-        def on_result(test):
-            state.reported.add(test.name)
-            printer.advance()
-            if test is timed[0]:
-                start_next()  # this checker's start is over: the next lab's may begin
-        with open(lab.log_path, "a") as log:
-            problem = run_tests(state.checker, timed, run.filters + [ONLY_TIMED], run.env_extra, state.timeout,
-                                log, False, on_result, held)
-    printer.advance(to_the_end=True)
-    finish_lab(lab, run, state.trusted, problem)
+        print_not_started(lab, args.verbose)
+        if args.solutions and not problem and not filters:
+            remember_reference_times(trusted_build_dir, lab, trusted, device)
+        if problem:
+            skip_unfinished(lab, problem)
 
 
 def reference_checker(lab, trusted_build_dir, build_it):
@@ -701,13 +452,12 @@ def test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
     entry = load_reference_times(trusted_build_dir).get(lab.id)
     if not entry or entry.get("stamp") != reference_stamp(trusted, device):
         global references_timing_announced
-        with announcing:
-            if args.verbose:
-                print("  timing the reference solution once on this GPU, to set the timeouts...")
-            elif not references_timing_announced:
-                print("  (first, once on this GPU: timing the reference solution of each lab, for the timeouts)")
-            references_timing_announced = True
-            sys.stdout.flush()
+        if args.verbose:
+            print("  timing the reference solution once on this GPU, to set the timeouts...")
+        elif not references_timing_announced:
+            print("  (first, once on this GPU: timing the reference solution of each lab, for the timeouts)")
+        references_timing_announced = True
+        sys.stdout.flush()
         reference = list_tests(trusted, [])
         log.write("[timing the reference solution]\n")
         run_tests(trusted, reference, [], env_extra, REFERENCE_TIMEOUT, log, False, lambda test: None)

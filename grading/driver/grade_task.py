@@ -43,8 +43,13 @@ def stop_and_exit(signum, frame):
 def cpus():
     """The CPUs to build with: those Slurm gave the task (--cpus-per-task), and no more than it
     may run on. A cluster that binds no task (task/none) would let it use the whole node, other
-    students' tasks included. (grade.py shares them among the labs it runs at once the same way.)"""
-    return grade.usable_cpus()
+    students' tasks included."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count() or 1
+    given = os.environ.get("SLURM_CPUS_PER_TASK", "")
+    return max(1, min(usable, int(given))) if given.isdigit() else usable
 
 
 def main(argv=None):

@@ -7,11 +7,10 @@ test's status from the checker's signed results, screen.py prints them, reports.
 
 
 class Test:
-    """One graded test: what it is worth and what happened to it. A timed test (its checker marks
-    it timed()) times something, so it runs only while no other lab's checker does (grade.py)."""
+    """One graded test: what it is worth and what happened to it."""
 
-    def __init__(self, name, points, bonus=0, timed=False):
-        self.name, self.points, self.bonus, self.timed = name, points, bonus, timed
+    def __init__(self, name, points, bonus=0):
+        self.name, self.points, self.bonus = name, points, bonus
         self.status = "failed"   # passed | failed | skipped
         self.output = "did not run: the checker stopped before reaching this test"
         self.seconds = 0.0

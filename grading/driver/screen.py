@@ -87,28 +87,6 @@ class TestPrinter:
         return reason
 
 
-class InOrder:
-    """Prints a lab's tests in the lab's order though they end in another (grade.py's two phases:
-    the untimed tests first, the timed ones after): each test once it and every test before it
-    have reported. `reported` holds the names of those that have. A timed test that has not is
-    awaited, and the printing stops before it; an untimed one never will (its phase is over:
-    a lab-level problem stopped it) and is left out, as a test after such a problem is in one pass."""
-
-    def __init__(self, tests, printer, reported):
-        self.tests, self.printer, self.reported = tests, printer, reported
-        self.next = 0  # the first test not printed or passed over yet
-
-    def advance(self, to_the_end=False):
-        """Prints what can be printed now; `to_the_end`: every test that will report has."""
-        while self.next < len(self.tests):
-            test = self.tests[self.next]
-            if test.name in self.reported:
-                self.printer(test)
-            elif test.timed and not to_the_end:
-                return
-            self.next += 1
-
-
 def print_device(device, args):
     """The GPU the labs are graded on and its ceilings; or, with none, why nothing is graded."""
     if device.get("ok"):

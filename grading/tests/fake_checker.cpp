@@ -2,17 +2,13 @@
 //
 // Its tests pass, fail, crash, hang, exit, throw, lose the CUDA context or try to forge a result,
 // each only when the environment variable naming that fault is set, so one binary plays every
-// kind of broken submission. Two of its tests are timed(), as a lab's performance tests are, and
-// one times without being marked when asked, as a checker with that bug would. Built with
-// WORKBOOK_CHECKER_WITHOUT_GPU, so it needs no GPU.
+// kind of broken submission. Built with WORKBOOK_CHECKER_WITHOUT_GPU, so it needs no GPU.
 #include "grading/judge/checker.hpp"
 
-#include <cerrno>  // program_invocation_name
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 #include <thread>
 
@@ -24,14 +20,6 @@ using namespace workbook;
 
 namespace {
 bool wanted(const char* fault) { return std::getenv(fault) != nullptr; }
-
-// Whether this checker plays the lab named in FAKE_SLOW_LAB: the grader's tests link the fake
-// checker under each lab's name (check_01_fake, ...), and make one lab slower than the others.
-bool slow_lab()
-{
-    const char* lab = std::getenv("FAKE_SLOW_LAB");
-    return lab != nullptr && std::strstr(program_invocation_name, lab) != nullptr;
-}
 
 // Leaves a process behind, as student code might: a double fork and setsid, every descriptor
 // closed (so that the grader's pipes close when the checker exits), asleep for two minutes. Its
@@ -61,30 +49,11 @@ void leave_a_process(const char* pid_file)
 }
 }  // namespace
 
-TEST_CASE("passes" * points(2))
-{
-    if (slow_lab()) std::this_thread::sleep_for(std::chrono::seconds(1));
-    CHECK(1 + 1 == 2);
-}
+TEST_CASE("passes" * points(2)) { CHECK(1 + 1 == 2); }
 
 TEST_CASE("fails with a message" * points(3)) { FAIL_CHECK("c[7]: expected 1, got 2"); }
 
 TEST_CASE("notes a figure and passes" * points(1)) { MESSAGE("your kernel: 2710 GB/s"); }
-
-// A performance test's place: it may time, since it has the GPU to itself (have_gpu_alone throws
-// where timing is forbidden, and needs no GPU where it is not).
-TEST_CASE("times the GPU" * points(2) * timed())
-{
-    have_gpu_alone();
-    MESSAGE("your kernel: 1843 GB/s, timed alone");
-}
-
-// A checker's bug: a test that times, not marked timed(). Where the grader runs the untimed tests
-// beside other labs (--test-suite-exclude=timed), time_gpu throws before it touches the GPU.
-TEST_CASE("times the GPU unmarked when FAKE_UNMARKED_TIMING is set" * points(1))
-{
-    if (wanted("FAKE_UNMARKED_TIMING")) time_gpu([] {});
-}
 
 TEST_CASE("tries to forge a pass" * points(1))
 {
@@ -122,12 +91,6 @@ TEST_CASE("loses the CUDA context when FAKE_STICKY is set" * points(1))
 }
 
 TEST_CASE("earns a bonus" * bonus(2)) { CHECK(true); }
-
-TEST_CASE("earns a timed bonus" * bonus(1) * timed())
-{
-    have_gpu_alone();
-    CHECK(true);
-}
 
 TEST_CASE("forges a pass on the results channel" * points(1))
 {

@@ -12,7 +12,6 @@ import contextlib
 import io
 import json
 import os
-import re
 import select
 import sys
 import tempfile
@@ -25,26 +24,22 @@ import grade  # noqa: E402
 
 FAKE = None  # the fake checker binary, set from --fake
 
-# The fake checker's tests, in run order: (name, points, bonus, timed).
+# The fake checker's tests, in run order: (name, points, bonus).
 FAKE_TESTS = [
-    ("passes", 2, 0, False),
-    ("fails with a message", 3, 0, False),
-    ("notes a figure and passes", 1, 0, False),
-    ("times the GPU", 2, 0, True),
-    ("times the GPU unmarked when FAKE_UNMARKED_TIMING is set", 1, 0, False),
-    ("tries to forge a pass", 1, 0, False),
-    ("crashes when FAKE_CRASH is set", 1, 0, False),
-    ("hangs when FAKE_HANG is set", 1, 0, False),
-    ("exits when FAKE_EXIT is set", 1, 0, False),
-    ("throws when FAKE_THROW is set", 1, 0, False),
-    ("loses the CUDA context when FAKE_STICKY is set", 1, 0, False),
-    ("earns a bonus", 0, 2, False),
-    ("earns a timed bonus", 0, 1, True),
-    ("forges a pass on the results channel", 1, 0, False),
-    ("passes last", 1, 0, False),
+    ("passes", 2, 0),
+    ("fails with a message", 3, 0),
+    ("notes a figure and passes", 1, 0),
+    ("tries to forge a pass", 1, 0),
+    ("crashes when FAKE_CRASH is set", 1, 0),
+    ("hangs when FAKE_HANG is set", 1, 0),
+    ("exits when FAKE_EXIT is set", 1, 0),
+    ("throws when FAKE_THROW is set", 1, 0),
+    ("loses the CUDA context when FAKE_STICKY is set", 1, 0),
+    ("earns a bonus", 0, 2),
+    ("forges a pass on the results channel", 1, 0),
+    ("passes last", 1, 0),
 ]
-NAMES = [name for name, _, _, _ in FAKE_TESTS]
-TIMED = [name for name, _, _, timed in FAKE_TESTS if timed]
+NAMES = [name for name, _, _ in FAKE_TESTS]
 FAIL_ALWAYS = {"fails with a message", "tries to forge a pass", "forges a pass on the results channel"}
 NO_DEVICE = "no CUDA device found"
 
@@ -69,13 +64,13 @@ class GraderTest(unittest.TestCase):
         self.addCleanup(grade.reap_checkers)  # checkers that reported every test, still exiting
         self.tmp = tmp.name
 
-    def grade_fake(self, faults=(), timeout=30.0, binary=None, tests=None, held=None, filters=()):
+    def grade_fake(self, faults=(), timeout=30.0, binary=None, tests=None, held=None):
         """Runs a checker (the fake one by default) through run_tests with the named faults
         switched on; returns (problem, {name: Test}) and keeps the log and the reports."""
         tests = grade.list_tests(FAKE, []) if tests is None else tests
         self.reported = []
         with open(os.path.join(self.tmp, "run.log"), "w+") as log:
-            problem = grade.run_tests(binary or FAKE, tests, list(filters), {f: "1" for f in faults},
+            problem = grade.run_tests(binary or FAKE, tests, [], {f: "1" for f in faults},
                                       timeout, log, False, self.reported.append, held)
             log.seek(0)
             self.log = log.read()
@@ -91,31 +86,25 @@ class GraderTest(unittest.TestCase):
         os.chmod(path, 0o755)
         return path
 
-    def fake_build(self, labs, where=None):
-        """A build folder (in `where`, by default the test's folder) whose checkers of `labs` (the
-        student's and the solution's) are all the fake checker, as symbolic links to it; returns
-        its bin folder."""
-        bin_dir = os.path.join(where or self.tmp, "build", "bin")
+    def fake_build(self, labs):
+        """A build folder whose checkers of `labs` (the student's and the solution's) are all the
+        fake checker, as symbolic links to it; returns its bin folder."""
+        bin_dir = os.path.join(self.tmp, "build", "bin")
         os.makedirs(bin_dir)
         for lab in labs:
             for suffix in ("_solution", ""):
                 os.symlink(FAKE, os.path.join(bin_dir, "check_%s%s" % (lab.id, suffix)))
         return bin_dir
 
-    def grade_fake_labs(self, labs, env_extra=None, jobs=1, test=None, where=None):
-        """grade.grade_labs over `labs`, each played by the fake checker (fake_build), with
-        --jobs `jobs` (1: one lab after another, each in one pass) and --test `test`, its build
-        and logs in `where` (by default the test's folder); returns the build's bin folder, and
-        keeps what it printed in self.printed."""
-        where = where or self.tmp
-        bin_dir = self.fake_build(labs, where)
-        args = argparse.Namespace(no_build=True, timeout=5.0, verbose=False, test=test, solutions=True,
-                                  variant=None, jobs=jobs)
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
+    def grade_fake_labs(self, labs, env_extra=None):
+        """grade.grade_labs over `labs`, each played by the fake checker (fake_build); returns
+        the build's bin folder."""
+        bin_dir = self.fake_build(labs)
+        args = argparse.Namespace(no_build=True, timeout=5.0, verbose=False, test=None, solutions=True,
+                                  variant=None)
+        with contextlib.redirect_stdout(io.StringIO()):
             grade.grade_labs(labs, grade.Run(os.path.dirname(bin_dir), os.path.dirname(bin_dir), args, {"ok": True},
-                                             env_extra or {}, where))
-        self.printed = printed.getvalue()
+                                             env_extra or {}, self.tmp))
         return bin_dir
 
     def assert_only_fault_fails(self, results, faulty):
@@ -128,9 +117,9 @@ class GraderTest(unittest.TestCase):
 
 
 class ListingAndCleanRun(GraderTest):
-    def test_list_tests_returns_every_test_with_points_bonus_and_timed_in_run_order(self):
+    def test_list_tests_returns_every_test_with_points_and_bonus_in_run_order(self):
         tests = grade.list_tests(FAKE, [])
-        self.assertEqual([(t.name, t.points, t.bonus, t.timed) for t in tests], FAKE_TESTS)
+        self.assertEqual([(t.name, t.points, t.bonus) for t in tests], FAKE_TESTS)
 
     def test_clean_run_reports_each_test_as_it_ran(self):
         problem, results = self.grade_fake()
@@ -263,162 +252,6 @@ class CheckersStartedAhead(GraderTest):
         self.assertEqual(processes_of(FAKE), [])
 
 
-class TwoPhases(GraderTest):
-    """With --jobs above 1, the labs' untimed tests run first, several labs at once, and then each
-    lab's timed tests alone, one lab after another; what is printed is what one pass prints."""
-
-    def fake_labs(self, count=3):
-        return [grade.Lab("%02d_fake" % (i + 1), "fake.cu") for i in range(count)]
-
-    def record_runs(self):
-        """Notes every grade.run_tests call in self.runs: the checker, its filters, the tests it
-        was given, those it reported, and when it returned."""
-        self.runs = []
-        real = grade.run_tests
-
-        def recording(binary, tests, filters, env_extra, timeout, log, verbose, on_result, held=None):
-            entry = {"lab": os.path.basename(binary), "filters": list(filters), "tests": [t.name for t in tests],
-                     "reported": [], "ended": None}
-            self.runs.append(entry)
-
-            def noting(test):
-                entry["reported"].append(test.name)
-                on_result(test)
-            problem = real(binary, tests, filters, env_extra, timeout, log, verbose, noting, held)
-            entry["ended"] = time.monotonic()
-            return problem
-        grade.run_tests = recording
-        self.addCleanup(setattr, grade, "run_tests", real)
-
-    def phase(self, lab, selection):
-        """The run_tests calls of `lab`'s checker with doctest's `selection` among its filters."""
-        return [run for run in self.runs if run["lab"] == "check_%s_solution" % lab.id and selection in run["filters"]]
-
-    @staticmethod
-    def screen(printed):
-        """What was printed, without the times (which differ from run to run) and the line
-        that says the labs run in two phases."""
-        return [re.sub(r"\s+\d+\.\ds$", "", line) for line in printed.splitlines()
-                if not line.startswith("The correctness tests of")]
-
-    def test_two_phases_run_every_test_once_and_print_what_one_pass_prints(self):
-        one_pass = self.fake_labs()
-        self.grade_fake_labs(one_pass, where=os.path.join(self.tmp, "one"))
-        printed_once = self.printed
-        self.record_runs()
-        labs = self.fake_labs()
-        self.grade_fake_labs(labs, jobs=2, where=os.path.join(self.tmp, "two"))
-        self.assertIn("The correctness tests of 3 labs run 2 at a time", self.printed)
-        self.assertEqual(self.screen(self.printed), self.screen(printed_once))
-        for lab, same in zip(labs, one_pass):
-            untimed = self.phase(lab, grade.ONLY_UNTIMED)
-            timed = self.phase(lab, grade.ONLY_TIMED)
-            self.assertEqual([run["reported"] for run in untimed], [[n for n in NAMES if n not in TIMED]], lab.id)
-            self.assertEqual([run["reported"] for run in timed], [TIMED], lab.id)
-            self.assertEqual(len(untimed) + len(timed), len([run for run in self.runs if lab.id in run["lab"]]))
-            self.assertEqual([(t.name, t.status, t.score) for t in lab.tests],
-                             [(t.name, t.status, t.score) for t in same.tests], lab.id)
-            self.assertIn("timed alone", next(t for t in lab.tests if t.name == "times the GPU").output)
-            # The checker's own count, from doctest's report in the log: every test ran once.
-            with open(os.path.join(self.tmp, "two", "%s.log" % lab.id)) as f:
-                log = f.read()
-            ran = sum(int(n) for n in re.findall(r"test cases:\s*(\d+)", log))
-            self.assertEqual(ran, len(NAMES), log)
-            self.assertEqual(log.count("$ "), 2, "one checker per phase, none started again")
-        self.assertEqual(processes_of(FAKE), [])
-
-    def test_a_lab_that_ends_its_first_phase_last_is_still_printed_first(self):
-        self.record_runs()
-        labs = self.fake_labs()
-        # Lab 01's checker takes a second more: labs 02 and 03 end their first phase before it.
-        self.grade_fake_labs(labs, {"FAKE_SLOW_LAB": "01_fake"}, jobs=2)
-        ended = {lab.id: self.phase(lab, grade.ONLY_UNTIMED)[0]["ended"] for lab in labs}
-        self.assertGreater(ended["01_fake"], ended["02_fake"])
-        self.assertGreater(ended["01_fake"], ended["03_fake"])
-        headings = [line for line in self.printed.splitlines() if line.startswith("Lab ")]
-        self.assertEqual(headings, ["Lab 01: fake", "Lab 02: fake", "Lab 03: fake"])
-        blocks = self.printed.split("\nLab ")[1:]
-        for block in blocks:
-            tests = [line.split(" .")[0].strip() for line in block.splitlines() if " .." in line]
-            self.assertEqual(tests, NAMES, "every test of the lab, in its order")
-
-    def test_a_test_that_times_but_is_not_marked_timed_fails_in_the_first_phase_saying_so(self):
-        labs = self.fake_labs(2)
-        self.grade_fake_labs(labs, {"FAKE_UNMARKED_TIMING": "1"}, jobs=2)
-        for lab in labs:
-            results = {t.name: t for t in lab.tests}
-            unmarked = results["times the GPU unmarked when FAKE_UNMARKED_TIMING is set"]
-            self.assertEqual(unmarked.status, "failed")
-            self.assertIn("checker bug: this test times the GPU but is not marked timed()", unmarked.output)
-            for name, test in results.items():
-                if name != unmarked.name:
-                    self.assertEqual(test.status, "failed" if name in FAIL_ALWAYS else "passed", name)
-        self.assertIn("checker bug: this test times the GPU but is not marked timed()", self.printed)
-        # The checker alone, as the first phase runs it: it refuses to time, whatever the test.
-        untimed = [t for t in grade.list_tests(FAKE, []) if not t.timed]
-        problem, results = self.grade_fake(["FAKE_UNMARKED_TIMING"], tests=untimed,
-                                           filters=[grade.ONLY_UNTIMED])
-        self.assertEqual(problem, "")
-        self.assertIn("checker bug", results["times the GPU unmarked when FAKE_UNMARKED_TIMING is set"].output)
-
-    def test_a_test_filter_selects_within_each_phase(self):
-        self.record_runs()
-        labs = self.fake_labs(2)
-        self.grade_fake_labs(labs, jobs=2, test="times the GPU*")
-        for lab in labs:
-            self.assertEqual([(t.name, t.status) for t in lab.tests],
-                             [("times the GPU", "passed"), ("times the GPU unmarked when FAKE_UNMARKED_TIMING is set",
-                                                            "passed")])
-            self.assertEqual([run["reported"] for run in self.phase(lab, grade.ONLY_UNTIMED)],
-                             [["times the GPU unmarked when FAKE_UNMARKED_TIMING is set"]])
-            self.assertEqual([run["reported"] for run in self.phase(lab, grade.ONLY_TIMED)], [["times the GPU"]])
-
-    def test_each_labs_timed_checker_is_started_ahead_the_first_during_the_first_phase(self):
-        labs = self.fake_labs()
-        started = []
-        real = grade.HeldChecker
-        grade.HeldChecker = lambda *a: started.append((os.path.basename(a[0]), a[1])) or real(*a)
-        self.addCleanup(setattr, grade, "HeldChecker", real)
-        self.grade_fake_labs(labs, jobs=2)
-        self.assertEqual(started, [("check_%s_solution" % lab.id, [grade.ONLY_TIMED]) for lab in labs])
-        for lab in labs:
-            with open(os.path.join(self.tmp, "%s.log" % lab.id)) as f:
-                commands = [line for line in f.read().splitlines() if line.startswith("$ ")]
-            self.assertEqual([grade.ONLY_UNTIMED in c for c in commands], [True, False])
-            self.assertIn(grade.ONLY_TIMED, commands[1])
-        self.assertEqual(processes_of(FAKE), [])
-
-    def test_an_interrupt_in_the_first_phase_stops_every_checker(self):
-        import _thread
-        import threading
-        self.addCleanup(grade.STOPPING.clear)  # for the tests that run after this one
-        timer = threading.Timer(1.5, _thread.interrupt_main)
-        timer.start()
-        self.addCleanup(timer.cancel)
-        started = time.monotonic()
-        with self.assertRaises(KeyboardInterrupt):
-            self.grade_fake_labs(self.fake_labs(), {"FAKE_HANG": "1"}, jobs=2)
-        self.assertLess(time.monotonic() - started, 5.0, "stopped before the hanging test's timeout")
-        self.assertEqual(processes_of(FAKE), [])
-
-    def test_jobs_by_default_a_quarter_of_the_cpus_and_a_lab_per_10_gib(self):
-        real = grade.usable_cpus
-        grade.usable_cpus = lambda: 16
-        self.addCleanup(setattr, grade, "usable_cpus", real)
-
-        def jobs(labs=12, device=None, **options):
-            args = argparse.Namespace(**dict({"verbose": False, "jobs": None, "test": None}, **options))
-            return grade.correctness_jobs(self.fake_labs(labs), grade.Run("", "", args, device or {"ok": True}, {}, ""))
-        self.assertEqual(jobs(device={"ok": True, "memory_gib": 79.1}), 4)
-        self.assertEqual(jobs(device={"ok": True, "memory_gib": 23.6}), 2)
-        self.assertEqual(jobs(labs=3), 3)
-        self.assertEqual(jobs(jobs=8, device={"ok": True, "memory_gib": 79.1}), 7)
-        self.assertEqual(jobs(jobs=8, device={"ok": True, "memory_gib": 139.8}), 8)
-        self.assertEqual(jobs(verbose=True), 1, "make check: one pass, the checker's output as it runs")
-        self.assertEqual(jobs(labs=1), 1, "a single lab: one pass, one checker's start")
-        self.assertEqual(jobs(device={"ok": False}), 1)
-
-
 class NothingOutlivesTheRun(GraderTest):
     """What a checker leaves behind ends with the grading run, not after it."""
 
@@ -442,7 +275,7 @@ class UnreportedTestsNeverPass(GraderTest):
 
     def test_a_checker_that_exits_without_running_anything_passes_nothing(self):
         quits = self.script("sys.exit(0)\n")
-        tests = [grade.Test(name, points, bonus, timed) for name, points, bonus, timed in FAKE_TESTS]
+        tests = [grade.Test(name, points, bonus) for name, points, bonus in FAKE_TESTS]
         _, results = self.grade_fake(binary=quits, tests=tests)
         self.assertEqual(len(self.reported), len(tests))
         for test in tests:
