@@ -50,7 +50,6 @@ struct HostTiming {
 /// \param threads how many threads share them (see for_rows())
 /// \param row the work of one row
 /// \param options the time limit and the repetitions
-/// \return the times; after forbid_timing (timing.hpp) it throws std::logic_error instead
 /// \snippet tests/check_06_thread_sweep.cpp time host
 HostTiming time_host(int rows, int threads, const std::function<void(int)>& row,
                      const HostTimingOptions& options = {});

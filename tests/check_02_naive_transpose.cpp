@@ -38,7 +38,7 @@ TEST_CASE("compute-sanitizer memcheck: small sizes" * points(1))
                    "an access out of bounds is a missing guard: row < rows and col < cols.");
 }
 
-TEST_CASE("performance: bandwidth against the reference at 8192 x 8192" * points(3) * timed())
+TEST_CASE("performance: bandwidth against the reference at 8192 x 8192" * points(3))
 {
     transpose::check_bandwidth(launch_transpose_naive, reference::launch_transpose_naive,
                                "launch_transpose_naive", 8192, 8192);

@@ -52,7 +52,7 @@ TEST_CASE("register blocking: compute-sanitizer synccheck" * bonus(1))
     sanitizer_test("synccheck", "small sizes", small_sizes(), "every thread must reach both barriers of each slice.");
 }
 
-TEST_CASE("register blocking: performance against the reference at 4096" * bonus(3) * timed())
+TEST_CASE("register blocking: performance against the reference at 4096" * bonus(3))
 {
     matmul::check_performance(launch_matmul_register_blocked, WORKBOOK_ADDRESS(launch_matmul_register_blocked),
                               reference::launch_matmul_register_blocked, "launch_matmul_register_blocked");

@@ -73,7 +73,7 @@ TEST_CASE("tensor cores: compute-sanitizer synccheck" * bonus(1))
     sanitizer_test("synccheck", "small sizes", small_sizes(), "every thread must reach the barrier of each stage.");
 }
 
-TEST_CASE("tensor cores: performance against the reference at 4096" * bonus(3) * timed())
+TEST_CASE("tensor cores: performance against the reference at 4096" * bonus(3))
 {
     if (!gpu_runs(kTf32TensorCores)) return;
     matmul::check_performance(launch_matmul_tensor_cores, WORKBOOK_ADDRESS(launch_matmul_tensor_cores),

@@ -91,7 +91,7 @@ TEST_CASE("compute-sanitizer synccheck: small sizes" * points(1))
                    "and no __syncthreads() inside an if.");
 }
 
-TEST_CASE("performance: GFLOP/s against the reference at 4096" * points(3) * timed())
+TEST_CASE("performance: GFLOP/s against the reference at 4096" * points(3))
 {
     matmul::check_performance(launch_matmul_tiled, WORKBOOK_ADDRESS(launch_matmul_tiled), reference::launch_matmul_tiled,
                               "launch_matmul_tiled");

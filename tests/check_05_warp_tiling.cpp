@@ -53,7 +53,7 @@ TEST_CASE("warp tiling: compute-sanitizer synccheck" * bonus(1))
     sanitizer_test("synccheck", "small sizes", small_sizes(), "every thread must reach the barrier of each slice.");
 }
 
-TEST_CASE("warp tiling: performance against the reference at 4096" * bonus(3) * timed())
+TEST_CASE("warp tiling: performance against the reference at 4096" * bonus(3))
 {
     matmul::check_performance(launch_matmul_warp_tiled, WORKBOOK_ADDRESS(launch_matmul_warp_tiled),
                               reference::launch_matmul_warp_tiled, "launch_matmul_warp_tiled");

@@ -70,7 +70,7 @@ TEST_CASE("wgmma: compute-sanitizer synccheck" * bonus(1))
     sanitizer_test("synccheck", "small sizes", small_sizes(), "every thread of a barrier must reach it.");
 }
 
-TEST_CASE("wgmma: performance against the reference at 4096" * bonus(3) * timed())
+TEST_CASE("wgmma: performance against the reference at 4096" * bonus(3))
 {
     if (!gpu_runs(kSm90a)) return;
     matmul::check_performance(launch_matmul_wgmma, WORKBOOK_ADDRESS(launch_matmul_wgmma),

@@ -303,7 +303,7 @@ TEST_CASE("occupancy: what the runtime predicts" * points(1))
                    << ": cudaOccupancyMaxPotentialBlockSize suggests a whole number of warps, 32 to 1024");
 }
 
-TEST_CASE("the sweep produces every point" * points(2) * timed())
+TEST_CASE("the sweep produces every point" * points(2))
 {
     REQUIRE_STUDENT_FUNCTION(sweep_matmul);
     REQUIRE_STUDENT_FUNCTION(sweep_vector_add);
@@ -345,7 +345,7 @@ TEST_CASE("the sweep produces every point" * points(2) * timed())
         }
 }
 
-TEST_CASE("the curve: 1 thread per block is far slower than 256 and the best is at 64 or more" * points(2) * timed())
+TEST_CASE("the curve: 1 thread per block is far slower than 256 and the best is at 64 or more" * points(2))
 {
     REQUIRE_STUDENT_FUNCTION(launch_matmul_dynamic_tile);
     // Only a correct kernel has a curve: a launch that does nothing takes no time at any tile.
@@ -367,7 +367,7 @@ TEST_CASE("the curve: 1 thread per block is far slower than 256 and the best is 
         FAIL_CHECK("the fastest tile has " << best * best << " threads per block; expected 64 or more.");
 }
 
-TEST_CASE("the sweep report: table and CSV beside the CPU" * points(2) * timed())
+TEST_CASE("the sweep report: table and CSV beside the CPU" * points(2))
 {
     REQUIRE_STUDENT_FUNCTION(sweep_matmul);
     REQUIRE_STUDENT_FUNCTION(sweep_vector_add);
@@ -415,9 +415,7 @@ TEST_CASE("the sweep report: table and CSV beside the CPU" * points(2) * timed()
     MESSAGE("written: " << csv);
 }
 
-// timed(), though it times nothing: it draws the CSV that the report test wrote in this process,
-// so it runs with that test, in the same checker.
-TEST_CASE("the sweep plot: PNG and SVG drawn by matplotlib" * points(1) * timed())
+TEST_CASE("the sweep plot: PNG and SVG drawn by matplotlib" * points(1))
 {
     const std::string folder = output_folder("lab06");
     if (!g_report_complete) {

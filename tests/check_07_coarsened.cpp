@@ -38,7 +38,7 @@ TEST_CASE("coarsened: 1000 x 1000 (16-byte stores and partial tiles)" * bonus(1)
 TEST_CASE("coarsened: 2000 x 5000 (the source post's size)" * bonus(1)) { convolution::check(coarsened(), 2000, 5000); }
 TEST_CASE("coarsened: 8192 x 8192" * bonus(1)) { convolution::check(coarsened(), 8192, 8192); }
 
-TEST_CASE("coarsened: performance against the reference at 8192 x 8192" * bonus(3) * timed())
+TEST_CASE("coarsened: performance against the reference at 8192 x 8192" * bonus(3))
 {
     convolution::check_bandwidth(coarsened(), reference_coarsened(), kGoalPercentOfCopy);
 }

@@ -278,8 +278,7 @@ inline double megapixels(int height, int width, const Timing& t)
 
 /// Effective bandwidth (the input read once and the output written once: 8 bytes a pixel) at
 /// 8192 x 8192 for k = 3, 5 and 7, against the reference's; then the time at the source post's
-/// case, 2000 x 5000 with k = 3, reported only (its test is timed() all the same). target_percent,
-/// when set, is a goal printed at k = 5.
+/// case, 2000 x 5000 with k = 3. target_percent, when set, is a goal printed at k = 5.
 inline void check_bandwidth(const Kernel& yours, const Kernel& reference, double target_percent = 0)
 {
     if (!present(yours)) return;

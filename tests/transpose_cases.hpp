@@ -94,8 +94,7 @@ inline Call call(Launch launch, const char* function, int rows, int cols)
     return c;
 }
 
-/// Effective bandwidth (2 * rows * cols * 4 bytes over the time) against the reference's; then
-/// the time at the source post's size, reported only (its test is timed() all the same).
+/// Effective bandwidth (2 * rows * cols * 4 bytes over the time) against the reference's.
 inline void check_bandwidth(Launch yours, Launch reference, const char* function, int rows, int cols)
 {
     const std::shared_ptr<const Case> t = shared_case(rows, cols);

@@ -125,13 +125,4 @@ doctest::description points(int n);
 /// \snippet tests/check_05_register_blocking.cpp bonus
 doctest::description bonus(int n);
 
-/// \brief A test-case decorator: the test times something (the GPU, or the CPU beside it), or
-/// reads what other processes on the GPU would move, so it needs the GPU to itself. It puts the
-/// test in doctest's test suite "timed". The grader runs every lab's other tests first, several
-/// labs at once (--test-suite-exclude=timed), then each lab's timed tests, one lab at a time
-/// (--test-suite=timed): docs/grading.md, Two phases. A test that times without it fails in the
-/// first phase, saying so (forbid_timing in common/timing.hpp).
-/// \snippet tests/check_01_vector_add.cpp timed test
-doctest::test_suite timed();
-
 }  // namespace workbook

@@ -1,8 +1,7 @@
 // The main() of every lab checker, and the listener that reports results to the grader.
 //
 // Protocol (one JSON object per line, written to the descriptor in WORKBOOK_RESULTS_FD):
-//   {"event":"list","tests":[{"name":...,"points":N,"bonus":N,"timed":B},...]}
-//                                                                       for --list-test-cases
+//   {"event":"list","tests":[{"name":...,"points":N,"bonus":N},...]}   for --list-test-cases
 //   {"event":"run","seed":N,"device":"..."}                             before the first test
 //   {"event":"start","name":...}                                        before each test
 //   {"event":"end","name":...,"passed":B,"skipped":B,"seconds":S,"output":"..."}
@@ -73,14 +72,6 @@ const char* const kBonusTexts[] = {
     "bonus=14", "bonus=15", "bonus=16", "bonus=17", "bonus=18", "bonus=19", "bonus=20"};
 constexpr int kMaxPoints = 20;
 
-// The test suite of timed() tests: they time something, so the grader runs them alone.
-constexpr const char* kTimedSuite = "timed";
-
-bool is_timed(const doctest::TestCaseData& test)
-{
-    return test.m_test_suite != nullptr && std::strcmp(test.m_test_suite, kTimedSuite) == 0;
-}
-
 int decorated(const doctest::TestCaseData& test, const char* key)
 {
     const char* text = test.m_description;
@@ -102,8 +93,7 @@ struct GradeListener : doctest::IReporter {
             if (i) line += ",";
             line += "{\"name\":" + json_quote(test.m_name) +
                     ",\"points\":" + std::to_string(decorated(test, "points")) +
-                    ",\"bonus\":" + std::to_string(decorated(test, "bonus")) +
-                    ",\"timed\":" + (is_timed(test) ? "true" : "false") + "}";
+                    ",\"bonus\":" + std::to_string(decorated(test, "bonus")) + "}";
         }
         emit(line + "]}");
     }
@@ -220,72 +210,22 @@ bool wants_only_information(int argc, char** argv)
     return false;
 }
 
-// One option of a doctest command line: its name without the dashes and doctest's "dt-" prefix
-// ("test-suite-exclude", "tse"), and its value after '=' (empty when it has none).
-struct Option {
-    std::string name;
-    std::string value;
-};
-
-Option option_of(const char* arg)
+// Whether this run starts at the first test and selects every test: only then are the probes'
+// compute-sanitizer runs started early (a run of some tests would wait for runs it never uses).
+bool runs_every_test(int argc, char** argv)
 {
-    while (*arg == '-') ++arg;
-    if (std::strncmp(arg, "dt-", 3) == 0) arg += 3;
-    const std::size_t length = std::strcspn(arg, "=");
-    return {std::string(arg, length), arg[length] == '=' ? std::string(arg + length + 1) : std::string()};
-}
-
-// Which tests a run selects, as far as the tool runs that start early are concerned: every test
-// from the first; the untimed ones (--test-suite-exclude=timed) or the timed ones
-// (--test-suite=timed), each from the first, as the grader's two phases run them
-// (docs/grading.md, Two phases); or some other part, which would wait for runs it never uses.
-enum class Selection { every_test, untimed_tests, timed_tests, some_tests };
-
-Selection selection(int argc, char** argv)
-{
-    Selection selected = Selection::every_test;
     for (int i = 1; i < argc; ++i) {
-        const Option o = option_of(argv[i]);
-        const bool exclude = o.name == "tse" || o.name == "test-suite-exclude";
-        if ((exclude || o.name == "ts" || o.name == "test-suite") && o.value == kTimedSuite) {
-            if (selected != Selection::every_test) return Selection::some_tests;
-            selected = exclude ? Selection::untimed_tests : Selection::timed_tests;
-            continue;
-        }
+        const char* arg = argv[i];
+        while (*arg == '-') ++arg;
+        const std::string option(arg, std::strcspn(arg, "="));
+        const char* value = arg + option.size() + (arg[option.size()] == '=' ? 1 : 0);
         for (const char* filter : {"tc", "test-case", "tce", "test-case-exclude", "sf", "source-file", "sfe",
                                    "source-file-exclude", "ts", "test-suite", "tse", "test-suite-exclude", "sc",
                                    "subcase", "sce", "subcase-exclude", "l", "last"})
-            if (o.name == filter) return Selection::some_tests;
-        if ((o.name == "f" || o.name == "first") && std::atoi(o.value.c_str()) > 1) return Selection::some_tests;
+            if (option == filter) return false;
+        if ((option == "f" || option == "first") && std::atoi(value) > 1) return false;
     }
-    return selected;
-}
-
-// Whether this run leaves out the timed tests (--test-suite-exclude=timed, alone or in a list):
-// then its tests may run beside other labs' checkers, and none of them may time (main()).
-bool excludes_timed_tests(int argc, char** argv)
-{
-    for (int i = 1; i < argc; ++i) {
-        const Option o = option_of(argv[i]);
-        if (o.name != "tse" && o.name != "test-suite-exclude") continue;
-        std::istringstream suites(o.value);
-        for (std::string suite; std::getline(suites, suite, ',');)
-            if (suite == kTimedSuite) return true;
-    }
-    return false;
-}
-
-// The tool runs to start early for the tests a run selects (EarlyRuns in tools.hpp), if any:
-// only a run from the first test of every test, or of every untimed or timed one, starts them.
-std::optional<EarlyRuns> early_runs(int argc, char** argv)
-{
-    switch (selection(argc, argv)) {
-    case Selection::every_test: return EarlyRuns::all;
-    case Selection::untimed_tests: return EarlyRuns::sanitizers;
-    case Selection::timed_tests: return EarlyRuns::counters;
-    case Selection::some_tests: break;
-    }
-    return std::nullopt;
+    return true;
 }
 
 // Takes the results channel and the signing key, and hides both from the code under test.
@@ -388,10 +328,8 @@ int run_probe_alone(const std::string& probe)
 std::optional<int> ready_the_gpu(int argc, char** argv)
 {
 #ifndef WORKBOOK_CHECKER_WITHOUT_GPU
-    // The runners start CUDA while this process does: a lab's run needs both (the reference's
-    // for the timed tests, which time it beside the student's code).
-    const Selection selected = selection(argc, argv);
-    remote::start_runners_early(selected == Selection::every_test || selected == Selection::timed_tests);
+    // The runners start CUDA while this process does: a lab's run needs both.
+    remote::start_runners_early(runs_every_test(argc, argv));
 #endif
     const DeviceProbe probe = probe_device();
     if (probe.status != DeviceProbe::Status::ok) {
@@ -418,10 +356,10 @@ std::optional<int> ready_the_gpu(int argc, char** argv)
 }
 
 // The compute-sanitizer and Nsight Compute runs that the tests will read, started early when
-// every test will run (or every untimed or timed one), so that they run while the first tests do.
+// every test will run, so that they run while the first tests do.
 void start_tool_runs(int argc, char** argv)
 {
-    if (const std::optional<EarlyRuns> which = early_runs(argc, argv)) start_tool_runs_early(-1, *which);
+    if (runs_every_test(argc, argv)) start_tool_runs_early();
 }
 
 // A checker held for its turn starts those runs before it waits, behind a gate: a pipe whose read
@@ -434,10 +372,9 @@ void start_tool_runs(int argc, char** argv)
 int start_tool_runs_behind_gate(int argc, char** argv)
 {
     int ends[2];
-    const std::optional<EarlyRuns> which = early_runs(argc, argv);
-    if (!which || ::pipe2(ends, O_CLOEXEC) != 0) return -1;
+    if (!runs_every_test(argc, argv) || ::pipe2(ends, O_CLOEXEC) != 0) return -1;
     ::fcntl(ends[0], F_SETFD, 0);  // the runs inherit the read end; the write end stays here
-    start_tool_runs_early(ends[0], *which);
+    start_tool_runs_early(ends[0]);
     return ends[1];
 }
 
@@ -469,7 +406,6 @@ void end_run()
 
 doctest::description points(int n) { return doctest::description(kPointTexts[n < 0 ? 0 : n > kMaxPoints ? kMaxPoints : n]); }
 doctest::description bonus(int n) { return doctest::description(kBonusTexts[n < 0 ? 0 : n > kMaxPoints ? kMaxPoints : n]); }
-doctest::test_suite timed() { return doctest::test_suite(kTimedSuite); }
 
 }  // namespace workbook
 
@@ -493,11 +429,6 @@ int main(int argc, char** argv)
     doctest::Context context;
     context.setOption("no-version", true);
     context.applyCommandLine(argc, argv);
-    // The untimed tests run beside other labs' checkers (the grader's first phase): a test here
-    // that times anything is a checker bug, and fails saying so instead of measuring them too.
-    if (workbook::excludes_timed_tests(argc, argv))
-        workbook::forbid_timing("it runs with --test-suite-exclude=timed, which the grader runs beside other "
-                                "labs' checkers on the same GPU; mark it timed() in its checker");
 
 #ifdef WORKBOOK_CHECKER_WITHOUT_GPU
     const bool needs_device = false;  // the grader's self-test checker has no GPU code

@@ -28,13 +28,11 @@ int main(int argc, char** argv)
         //! [facts]
         const workbook::DeviceFacts& facts = workbook::device_facts();
         //! [facts]
-        // memory_gib: how many labs' checkers grade.py runs at once (one per 10 GiB, --jobs).
-        std::printf("{\"ok\":true,\"device\":%s,\"name\":%s,\"sm\":\"%d%d\",\"sms\":%d,\"memory_gib\":%.1f,"
+        std::printf("{\"ok\":true,\"device\":%s,\"name\":%s,\"sm\":\"%d%d\",\"sms\":%d,"
                     "\"peak_gbs\":%.1f,\"copy_gbs\":%.1f,\"sgemm_gflops\":%.1f,\"tf32_gflops\":%.1f}\n",
                     workbook::json_quote(facts.describe()).c_str(),
                     workbook::json_quote(facts.name).c_str(), facts.cc_major, facts.cc_minor,
-                    facts.sms, static_cast<double>(facts.global_bytes) / (1 << 30), facts.peak_gbs,
-                    workbook::copy_ceiling_gbs(),
+                    facts.sms, facts.peak_gbs, workbook::copy_ceiling_gbs(),
                     sgemm ? workbook::sgemm_ceiling_gflops() : 0.0,
                     sgemm && workbook::why_not_on_this_gpu(workbook::kTf32TensorCores).empty()
                         ? workbook::tf32_ceiling_gflops()

@@ -119,17 +119,15 @@ ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std
     return run_self_under(tool_and_args, {"--workbook-probe=" + probe}, environment, timeout_s, Target::runner);
 }
 
-void start_tool_runs_early(int gate_fd, EarlyRuns which)
+void start_tool_runs_early(int gate_fd)
 {
     // A minute each: a probe that hangs under a tool must not hold up the measurements for long.
     constexpr int kEarlyTimeout = 60;
     std::vector<std::string> environment;
     if (gate_fd >= 0) environment.push_back(std::string(kProbeGateVariable) + "=" + std::to_string(gate_fd));
-    std::vector<std::function<void()>> waits;
-    if (which != EarlyRuns::counters) waits = start_sanitizer_runs_early(kEarlyTimeout, environment);
+    std::vector<std::function<void()>> waits = start_sanitizer_runs_early(kEarlyTimeout, environment);
     // Counts of events in a kernel do not depend on what else runs on the GPU.
-    if (which != EarlyRuns::sanitizers)
-        for (std::function<void()>& wait : start_counter_readings_early(environment)) waits.push_back(std::move(wait));
+    for (std::function<void()>& wait : start_counter_readings_early(environment)) waits.push_back(std::move(wait));
     // No measurement shares the GPU with them (and Nsight Compute locks its clocks while it
     // profiles): time_gpu waits for each first.
     for (std::function<void()>& wait : waits) add_background_gpu_work(std::move(wait));

@@ -139,28 +139,16 @@ struct SanitizerReport {
 /// \snippet tests/check_03_shared_transpose.cpp racecheck
 SanitizerReport sanitize(const std::string& tool, const std::string& probe);
 
-/// \brief Which of the tool runs that can start early a checker's run starts: those its tests
-/// will read. The grader runs a lab's untimed and timed tests in two checkers (docs/grading.md,
-/// Two phases): compute-sanitizer runs are read by sanitizer tests, which never time, so by the
-/// untimed ones; counter readings by lab 03's bank-conflict test, which times where the counters
-/// cannot be read (no permission, no ncu), so it is a timed test.
-enum class EarlyRuns {
-    all,         ///< every test runs: every compute-sanitizer run and counter reading
-    sanitizers,  ///< only the untimed tests run: the compute-sanitizer runs
-    counters,    ///< only the timed tests run: the counter readings, which every timing waits for
-};
-
 /// \brief Starts in the background every compute-sanitizer run the probes name and every counter
-/// reading asked for early, or those of one kind (checker_main.cpp calls it when the checker runs
-/// all its tests from the first, or all of its untimed or timed ones).
+/// reading asked for early (checker_main.cpp calls it when the checker runs all its tests from
+/// the first).
 /// \param gate_fd -1, or the read end of a pipe that each run's probe reads one byte from before
 ///        it touches the GPU (WORKBOOK_PROBE_GATE_FD): a checker started ahead of its turn
 ///        starts its tool runs at once, and they start their tool and a cold runner (no CUDA
 ///        yet) while the lab before runs, then wait. A pipe closed with no byte left stops them
 ///        instead.
 ///        The caller keeps the read end open for as long as it runs.
-/// \param which the runs to start
-void start_tool_runs_early(int gate_fd = -1, EarlyRuns which = EarlyRuns::all);
+void start_tool_runs_early(int gate_fd = -1);
 
 /// \brief Marks the running test as skipped with a reason: it is reported as skipped and scores
 /// nothing, never as passed. Call it, then return from the test.

@@ -1,16 +1,11 @@
 // The grader's formats, without a GPU: the HMAC-SHA256 that signs each result line, and the JSON
-// quoting of the results channel; and a checker's refusal to time where the grader runs other
-// labs beside it (forbid_timing).
+// quoting of the results channel.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include "grading/judge/hmac.hpp"
-#include "common/host.hpp"
 #include "common/json.hpp"
-#include "common/timing.hpp"
 
-#include <functional>
-#include <stdexcept>
 #include <string>
 
 using namespace workbook;
@@ -35,27 +30,4 @@ TEST_CASE("json: quoting escapes what JSON requires")
     //! [json]
     CHECK(json_quote("a\\b") == "\"a\\\\b\"");
     CHECK(json_quote(std::string("\x01", 1)) == "\"\\u0001\"");
-}
-
-// What the first of the grader's two phases relies on (docs/grading.md, Two phases): a test that
-// times without being marked timed() fails there, saying so, and touches no GPU. (This process
-// times nothing else: forbid_timing cannot be taken back.)
-TEST_CASE("timing: after forbid_timing, every measurement throws a checker bug, before any GPU work")
-{
-    const auto message = [](const std::function<void()>& measure) {
-        try {
-            measure();
-        } catch (const std::logic_error& e) {
-            return std::string(e.what());
-        }
-        return std::string("no exception");
-    };
-    CHECK_NOTHROW(have_gpu_alone());
-    forbid_timing("a test of forbid_timing");
-    CHECK(message([] { time_gpu([] {}); }) ==
-          "checker bug: this test times the GPU but is not marked timed(): a test of forbid_timing");
-    CHECK(message([] { have_gpu_alone(); }) ==
-          "checker bug: this test times the GPU but is not marked timed(): a test of forbid_timing");
-    CHECK(message([] { time_host(1, 1, [](int) {}); }) ==
-          "checker bug: this test times the CPU but is not marked timed(): a test of forbid_timing");
 }
