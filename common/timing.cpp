@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
-#include <stdexcept>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -89,26 +87,8 @@ CallClock& call_clock()
 
 void set_call_clock(CallClock clock) { call_clock() = std::move(clock); }
 
-namespace {
-std::string& timing_forbidden()  // why, once forbid_timing was called
-{
-    static std::string why;
-    return why;
-}
-}  // namespace
-
-void forbid_timing(const char* why) { timing_forbidden() = why != nullptr && *why ? why : "timing is forbidden here"; }
-
-void check_timing_allowed(const char* what)
-{
-    if (!timing_forbidden().empty())
-        throw std::logic_error(std::string("checker bug: this test times ") + what +
-                               " but is not marked timed(): " + timing_forbidden());
-}
-
 void have_gpu_alone()
 {
-    check_timing_allowed("the GPU");  // first: a test that times while other labs run must fail, not wait
     for (const auto& wait : background_gpu_work()) wait();
 }
 

@@ -79,19 +79,6 @@ void add_background_gpu_work(std::function<void()> wait_until_done);
 /// \snippet tests/check_06_thread_sweep.cpp gpu alone
 void have_gpu_alone();
 
-/// \brief Makes every later measurement in this process fail loudly instead of measuring:
-/// time_gpu and have_gpu_alone throw std::logic_error("checker bug: this test times the GPU but
-/// is not marked timed(): <why>"), and time_host (host.hpp) the same about the CPU. A checker
-/// calls it when it runs only its untimed tests (doctest's --test-suite-exclude=timed): the
-/// grader runs those of several labs at once, on one GPU and its host's CPUs (docs/grading.md,
-/// Two phases), where a time taken would count the other labs' work too.
-/// \param why what makes a measurement wrong here, for the message
-void forbid_timing(const char* why);
-
-/// \brief Throws the error that forbid_timing announces, once it was called; nothing otherwise.
-/// \param what what the test would time: "the GPU" or "the CPU"
-void check_timing_allowed(const char* what);
-
 /// \brief The clock of work done in another process, where this process's CUDA events cannot
 /// see it (a checker's calls of the student's code, which runs in a process of its own). A
 /// checker installs the judge's clock (grading's clock.hpp); make bench installs none.
@@ -116,8 +103,7 @@ void flush_l2(int pass);
 /// calls into another process.
 /// \param launch enqueues the work to time on the default stream (e.g. a kernel launch)
 /// \param options warm-up, repetitions and L2 flushing
-/// \return the per-run times; launch and execution errors throw CudaError, and a timing after
-/// forbid_timing throws std::logic_error
+/// \return the per-run times; launch and execution errors throw CudaError
 /// \snippet common/judge.cu timed runs
 Timing time_gpu(const std::function<void()>& launch, const TimingOptions& options = {});
 
