@@ -54,7 +54,7 @@ struct Timing {
 
     /// \brief Milliseconds per run: the median of the samples; for batches the fastest batch's
     /// mean, since what disturbs a batch (another process starting CUDA, a slow round trip) only
-    /// ever adds time, and every run of every batch is checked.
+    /// ever adds time, and every run of the fastest batch was checked.
     double ms_per_run() const { return runs_per_sample > 1 ? ms.min : ms.median; }
     /// \brief Seconds per run (ms_per_run).
     double seconds() const { return ms_per_run() * 1e-3; }

@@ -148,9 +148,11 @@ Timing time_calls(const std::function<void()>& launch, const TimingOptions& opti
         return Timing{summarize(samples), 1};
     }
     // A batch: `count` runs queued, each in a slot of its own, then sent as one message. Its
-    // time on the judge's clock, less a round trip.
+    // time on the judge's clock, less a round trip. Its runs are checked when it took less than
+    // `check_below` milliseconds.
     Batching batching(runs);
-    const auto one_batch = [&](int pass, bool checked, int count) {
+    constexpr double kAlways = 1e300, kNever = -1;
+    const auto one_batch = [&](int pass, double check_below, int count) {
         for (int slot = 0; slot < count; ++slot) {
             if (options.before_each) options.before_each();
             fill_slot(slot);
@@ -158,7 +160,7 @@ Timing time_calls(const std::function<void()>& launch, const TimingOptions& opti
         }
         if (options.flush_l2) flush_l2(pass);
         const double ms = run_batch();
-        if (checked && options.after_each)
+        if (ms < check_below && options.after_each)
             for (int slot = 0; slot < count; ++slot) {
                 restore_slot(slot);
                 options.after_each();
@@ -170,29 +172,38 @@ Timing time_calls(const std::function<void()>& launch, const TimingOptions& opti
     // round trip more, the first batch the mapping): where the batch should be a quarter
     // larger, it grows, and the new slots are mapped in one more.
     const auto setup_started = std::chrono::steady_clock::now();
-    one_batch(1, false, runs);
-    const double per_run = one_batch(2, false, runs) / runs;
+    one_batch(1, kNever, runs);
+    const double per_run = one_batch(2, kNever, runs) / runs;
     const int better = batch_size(std::min(estimate, per_run), probe.device_bytes);
     const int first = runs;
     if (4 * better > 5 * runs) {
         runs = better;
         resize_batches(runs);
-        one_batch(3, false, runs);
+        one_batch(3, kNever, runs);
     }
-    // A batch already averages many runs: a few of them are plenty, and the fastest counts.
+    // A batch already averages many runs: a few of them are plenty, and the fastest counts. The
+    // first is checked run by run, and so is each later one that is faster than every batch
+    // before it: the batch that counts always was, and a slower one, which cannot count, is not
+    // checked (the checks cost more than the batch: copies back, a reference run, a comparison).
     const int batches = std::clamp(options.repetitions, 1, kTimedBatches);
     const auto started = std::chrono::steady_clock::now();
-    while (!enough(samples, runs, options, batches))
-        samples.push_back(std::max(one_batch(static_cast<int>(samples.size()) + 4, true, runs) / runs, 1e-6));
+    while (!enough(samples, runs, options, batches)) {
+        const double fastest = samples.empty() ? kAlways : *std::min_element(samples.begin(), samples.end()) * runs;
+        samples.push_back(std::max(one_batch(static_cast<int>(samples.size()) + 4, fastest, runs) / runs, 1e-6));
+    }
     // On the reference's runner only: what a batch costs beyond its runs and the round trip
     // (the GPU's switches to the runner's work and back, the first launch, the last waits), from
     // batches that run every slot twice, on the same memory, against the batches above. The
     // student's batches are charged the same cost (time_call takes it off both sides); the
     // student's runner is never asked, since its code could make a slot's second run cheaper.
     double batch_cost = 0;
+    static std::vector<double> estimates;  // of the batch cost, by every reference timing of this process
     if (reference) {
+        // Three batches for the process's first estimates, one for each later one (their median
+        // counts).
+        const int calibrations = estimates.size() < 3 ? kTimedBatches : 1;
         double twice = 1e9;
-        for (int i = 0; i < kTimedBatches; ++i) {
+        for (int i = 0; i < calibrations; ++i) {
             for (int pass = 0; pass < 2; ++pass)
                 for (int slot = 0; slot < runs; ++slot) {
                     fill_slot(slot);
@@ -205,7 +216,6 @@ Timing time_calls(const std::function<void()>& launch, const TimingOptions& opti
         // One such estimate is a difference of two timings, each with its noise (measured on the
         // H100: 0.05 to 0.5 ms for the same runner), while the cost is the runner's, the same for
         // every call: the median of every estimate this process has made counts.
-        static std::vector<double> estimates;
         estimates.push_back(std::clamp(2 * once - twice, 0.0, kMostBatchCostMs));
         batch_cost = std::min(summarize(estimates).median, once / 2);
         if (clock_trace() > 0)
@@ -218,9 +228,9 @@ Timing time_calls(const std::function<void()>& launch, const TimingOptions& opti
         const int most = batch_size(1e-3, probe.device_bytes);
         for (int n = 1; n <= most; n *= 2) {
             resize_batches(n);
-            one_batch(1, false, n);
+            one_batch(1, kNever, n);
             double best = 1e9;
-            for (int i = 0; i < 5; ++i) best = std::min(best, one_batch(2, false, n) + round_trip_ms());
+            for (int i = 0; i < 5; ++i) best = std::min(best, one_batch(2, kNever, n) + round_trip_ms());
             std::printf("clock sweep: %d runs, batch %.4f ms, round trip %.4f ms\n", n, best, round_trip_ms());
         }
     }
