@@ -549,14 +549,20 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
         failed_verdict.message = "the timed runs were checked too, and " + failed.message;
         return failed_verdict;
     };
-    Timing mine;
-    try {
-        mine = time_yours(yours, reference, fresh, out, theirs_out);
-    } catch (const TimedRunFailed& failed) {
-        return failed_runs(failed);
-    }
-    Timing theirs = time_reference(yours, reference, fresh, theirs_out);
-    take_off_batch_cost(mine, theirs);
+    // Both sides timed, the student's first, each less a batch's fixed cost as the reference's
+    // runner measured it; a timed run of the student's that fails stops it, and is returned.
+    const auto time_both = [&](Timing& mine, Timing& theirs) -> std::optional<TimedRunFailed> {
+        try {
+            mine = time_yours(yours, reference, fresh, out, theirs_out);
+        } catch (const TimedRunFailed& failed) {
+            return failed;
+        }
+        theirs = time_reference(yours, reference, fresh, theirs_out);
+        take_off_batch_cost(mine, theirs);
+        return std::nullopt;
+    };
+    Timing mine, theirs;
+    if (const auto failed = time_both(mine, theirs)) return failed_runs(*failed);
     judge_speed(verdict, mine, theirs, work);
     if (!verdict.slow && !verdict.impossible) return verdict;
     // Too slow, or impossibly fast: timed once more, both sides. Another process's work on the
@@ -571,14 +577,8 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
     else
         note << " (timed twice, the second timing counts; the first, " << mine.ms_per_run()
              << " ms, was beyond what this GPU can do)";
-    Timing again;
-    try {
-        again = time_yours(yours, reference, fresh, out, theirs_out);
-    } catch (const TimedRunFailed& failed) {
-        return failed_runs(failed);
-    }
-    Timing theirs_again = time_reference(yours, reference, fresh, theirs_out);
-    take_off_batch_cost(again, theirs_again);
+    Timing again, theirs_again;
+    if (const auto failed = time_both(again, theirs_again)) return failed_runs(*failed);
     const bool keep_faster = verdict.slow;
     if (!keep_faster || again.seconds() < mine.seconds()) mine = again;
     if (!keep_faster || theirs_again.seconds() < theirs.seconds()) theirs = theirs_again;
