@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""docs/colab.ipynb, executed headless as Colab would run it: every cell in order, in a Jupyter
+kernel (nbclient), with its HANDOUT_URL pointed at a local handout instead of a course's
+repository. The notebook then clones that handout, sets up CUDA 13 (nothing to install where it
+is already there), runs a one-line kernel and `make check LAB=01` on this machine's GPU. The
+skeleton as handed out must fail its tests: the notebook must report make check's exit status 1.
+
+The local handout, in this order:
+  - the folder in the environment variable WORKBOOK_HANDOUT (a git repository, or a plain folder);
+  - `make handout OUT=<tmp>` where the Makefile has that target and solutions/ is here (not in a
+    handout itself);
+  - otherwise a plain copy of this tree (its tracked and untracked files, as git lists them).
+A plain folder is made a git repository of one commit, so that the notebook's `git clone` works.
+
+Needs a GPU and nbclient with ipykernel (Debian: python3-nbclient python3-ipykernel); exits 77,
+saying "skipped", without them, like the other gpu.* tests. The executed notebook is written to
+<build>/docs/colab_executed.ipynb, outputs and all, to read when it fails.
+
+Usage: test_colab.py --build-dir BUILD [--keep]
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NOTEBOOK = os.path.join(ROOT, "docs", "colab.ipynb")
+SKIP = 77
+# The notebook's line that names the handout, which the test points at the local one.
+HANDOUT_LINE = re.compile(r'^HANDOUT_URL = ".*"$', re.M)
+# What the notebook's make check cell prints at its end.
+CHECK_STATUS = re.compile(r"make check LAB=01 exited with status (\d+)")
+
+
+def python_with_nbclient():
+    """A Python that imports nbclient and ipykernel: this one, or Debian's /usr/bin/python3 (where
+    python3-nbclient installs), or the python3 on PATH. None where there is none."""
+    tried = []
+    for python in [sys.executable, "/usr/bin/python3", shutil.which("python3") or ""]:
+        if not python or python in tried or not os.path.exists(python):
+            continue
+        tried.append(python)
+        r = subprocess.run([python, "-c", "import nbclient, nbformat, ipykernel"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if r.returncode == 0:
+            return python
+    return None
+
+
+def gpu_missing(build_dir):
+    """Why no notebook can run a kernel here ("" when a GPU is usable): nvidia-smi lists no GPU,
+    or the build's device_query (when built) finds none usable."""
+    sys.path.insert(0, os.path.join(ROOT, "grading", "driver"))
+    import device
+    if not device.nvidia_smi_gpus():
+        return "no GPU (nvidia-smi lists none)"
+    if os.path.exists(os.path.join(build_dir, "bin", "device_query")):
+        facts = device.probe_device(build_dir, no_build=True)
+        if not facts.get("ok"):
+            return facts.get("message", "no usable GPU")
+    return ""
+
+
+def git(folder, *args):
+    subprocess.run(["git", "-C", folder, "-c", "user.name=test_colab", "-c",
+                    "user.email=test_colab@localhost", *args], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def has_handout_target():
+    """Whether the Makefile has a handout target (make -n handout names no missing rule)."""
+    r = subprocess.run(["make", "-C", ROOT, "-n", "handout", "OUT=/nonexistent/probe"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return "No rule to make target" not in r.stderr
+
+
+def plain_copy(target):
+    """This tree's files as git lists them (tracked and untracked, not ignored), or, without
+    git, everything but build folders."""
+    r = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
+                        "--exclude-standard"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if r.returncode == 0 and r.stdout:
+        for name in sorted(set(r.stdout.decode().split("\0")) - {""}):
+            source = os.path.join(ROOT, name)
+            if os.path.isfile(source):
+                os.makedirs(os.path.dirname(os.path.join(target, name)), exist_ok=True)
+                shutil.copy2(source, os.path.join(target, name))
+    else:
+        shutil.copytree(ROOT, target, ignore=shutil.ignore_patterns("build", "build-*", ".git"))
+
+
+def local_handout(tmp, build_dir):
+    """A git repository to clone in place of the course's: (path, how it was made)."""
+    given = os.environ.get("WORKBOOK_HANDOUT")
+    if given:
+        if not os.path.isdir(given):
+            sys.exit("WORKBOOK_HANDOUT=%s is not a folder" % given)
+        source, how = os.path.abspath(given), "WORKBOOK_HANDOUT=%s" % given
+        if os.path.isdir(os.path.join(source, ".git")):
+            return source, how
+        copy = os.path.join(tmp, "handout")
+        shutil.copytree(source, copy)
+        source = copy
+    elif os.path.isdir(os.path.join(ROOT, "solutions")) and has_handout_target():
+        source, how = os.path.join(tmp, "handout"), "make handout"
+        subprocess.run(["make", "-C", ROOT, "handout", "OUT=" + source, "BUILD=" + build_dir],
+                       check=True)
+        if os.path.isdir(os.path.join(source, ".git")):
+            return source, how
+    else:
+        source, how = os.path.join(tmp, "handout"), "a plain copy of this tree (no make handout yet)"
+        plain_copy(source)
+    git(source, "init", "-q")
+    git(source, "add", "-A")
+    git(source, "commit", "-q", "-m", "the handout, for test_colab")
+    return source, how
+
+
+def point_at(notebook_text, handout):
+    """The notebook with HANDOUT_URL set to the local handout; exactly one such line must be."""
+    import json
+    notebook = json.loads(notebook_text)
+    lines = 0
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        lines += len(HANDOUT_LINE.findall(source))
+        cell["source"] = HANDOUT_LINE.sub(lambda m: "HANDOUT_URL = %r" % handout, source)
+    if lines != 1:
+        sys.exit("docs/colab.ipynb has %d lines 'HANDOUT_URL = \"...\"', not one: the test "
+                 "cannot point it at a local handout" % lines)
+    return json.dumps(notebook)
+
+
+# Run in the Python that has nbclient: executes the notebook in `cwd`, writes it with its outputs,
+# and prints every output text, so that the caller can read what the cells printed.
+EXECUTE = r"""
+import sys, nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+source, executed, cwd = sys.argv[1:4]
+nb = nbformat.read(source, as_version=4)
+client = NotebookClient(nb, timeout=3000, kernel_name="python3", resources={"metadata": {"path": cwd}})
+status = 0
+try:
+    client.execute()
+except CellExecutionError as e:
+    print("a cell failed:\n%s" % e)
+    status = 1
+finally:
+    nbformat.write(nb, executed)
+for cell in nb.cells:
+    for output in cell.get("outputs", []):
+        text = output.get("text") or "".join(output.get("traceback", []))
+        if text:
+            print(text, end="" if text.endswith("\n") else "\n")
+sys.exit(status)
+"""
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--build-dir", required=True)
+    p.add_argument("--keep", action="store_true", help="keep the temporary folder, and say where")
+    args = p.parse_args()
+    build_dir = os.path.abspath(args.build_dir)
+
+    python = python_with_nbclient()
+    if python is None:
+        print("skipped: nbclient or ipykernel is missing (Debian: apt-get install python3-nbclient "
+              "python3-ipykernel)")
+        return SKIP
+    why = gpu_missing(build_dir)
+    if why:
+        print("skipped: %s" % why)
+        return SKIP
+
+    tmp = tempfile.mkdtemp(prefix="test_colab-")
+    try:
+        handout, how = local_handout(tmp, build_dir)
+        print("the handout: %s (%s)" % (handout, how), flush=True)
+        with open(NOTEBOOK, encoding="utf-8") as f:
+            pointed = point_at(f.read(), handout)
+        source = os.path.join(tmp, "colab.ipynb")
+        with open(source, "w", encoding="utf-8") as f:
+            f.write(pointed)
+        work = os.path.join(tmp, "content")  # Colab's /content: where the clone goes
+        os.makedirs(work)
+        executed = os.path.join(build_dir, "docs", "colab_executed.ipynb")
+        os.makedirs(os.path.dirname(executed), exist_ok=True)
+        r = subprocess.run([python, "-c", EXECUTE, source, executed, work],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        print(r.stdout)
+        print("the executed notebook: %s" % executed)
+        if r.returncode != 0:
+            print("FAILED: a cell of docs/colab.ipynb raised an error (above)")
+            return 1
+        statuses = CHECK_STATUS.findall(r.stdout)
+        if statuses != ["1"]:
+            print("FAILED: the notebook's make check LAB=01 should exit with status 1 on the "
+                  "skeleton (its tests fail); the notebook reported %s" % (statuses or "no status"))
+            return 1
+        if "not started" not in r.stdout:
+            print("FAILED: make check LAB=01 did not say that the skeleton is not started")
+            return 1
+        print("passed: the notebook cloned the handout (%s) and ran make check LAB=01, whose tests fail on the "
+              "skeleton as they should" % how)
+        return 0
+    finally:
+        if args.keep:
+            print("kept: %s" % tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
