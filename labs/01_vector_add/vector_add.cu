@@ -25,7 +25,10 @@ void launch_vector_add(const float* a, const float* b, float* c, int n)
     // TODO 3: compute the number of blocks so that blocks * threads_per_block >= n.
     //         Integer division rounds down: n = 1000 needs 4 blocks of 256, not 3.
     // TODO 4: launch vector_add_kernel<<<blocks, threads_per_block>>>(a, b, c, n), then
-    //         check the launch with CUDA_CHECK(cudaGetLastError()).
+    //         check the launch with CUDA_CHECK(cudaGetLastError()). A launch reports a bad
+    //         configuration only through cudaGetLastError(). CUDA_CHECK (common/check.hpp,
+    //         included above) throws an error naming the file, the line and the failing call
+    //         when the CUDA call inside it does not return cudaSuccess.
     (void)a, (void)b, (void)c, (void)n, (void)threads_per_block;
 }
 //! [launch]
@@ -35,12 +38,15 @@ void vector_add_from_host(const float* a, const float* b, float* c, int n)
 {
     const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
     // a, b and c are host (CPU) arrays of n floats. The GPU cannot read them directly.
-    // TODO 5: allocate three device arrays of `bytes` bytes each with cudaMalloc.
-    // TODO 6: copy a and b to the device with cudaMemcpy(..., cudaMemcpyHostToDevice).
+    // TODO 5: allocate three device arrays of `bytes` bytes each with cudaMalloc. It writes the
+    //         device address into a pointer you pass by address:
+    //           float* device_a = nullptr;  CUDA_CHECK(cudaMalloc(&device_a, bytes));
+    // TODO 6: copy a and b to the device with cudaMemcpy(destination, source, bytes,
+    //         cudaMemcpyHostToDevice): the destination comes first.
     // TODO 7: call launch_vector_add on the device arrays, then wait for the kernel with
     //         cudaDeviceSynchronize().
     // TODO 8: copy the result back into c with cudaMemcpy(..., cudaMemcpyDeviceToHost).
-    // TODO 9: free the three device arrays with cudaFree.
+    // TODO 9: free the three device arrays with cudaFree(device_a) and so on.
     // Wrap every CUDA call in CUDA_CHECK(...): a failure then names its file and line.
     (void)a, (void)b, (void)c, (void)bytes;
 }

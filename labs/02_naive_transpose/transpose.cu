@@ -28,7 +28,8 @@ void launch_transpose_naive(const float* in, float* out, int rows, int cols)
 {
     const dim3 block(TILE, BLOCK_ROWS);
     // TODO 4: a grid of tiles, rounded up in both directions: grid.x counts tiles along the
-    //         columns, grid.y along the rows (dim3 grid(..., ...)).
+    //         columns, grid.y along the rows. A dim3 holds a 2-D (or 3-D) size, x first, as
+    //         `block` above does: const dim3 grid(tiles along the columns, tiles along the rows).
     // TODO 5: launch transpose_naive_kernel<<<grid, block>>>(in, out, rows, cols) and check it
     //         with CUDA_CHECK(cudaGetLastError()).
     (void)in, (void)out, (void)rows, (void)cols, (void)block;

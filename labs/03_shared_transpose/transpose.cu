@@ -23,7 +23,8 @@ __global__ void transpose_shared_kernel(const float* in, float* out, int rows, i
     //         tile[threadIdx.y + j][threadIdx.x].
 
     // TODO 2: phase 2 reads elements that other threads loaded. Make every thread wait here
-    //         until the whole tile is loaded.
+    //         until the whole tile is loaded: __syncthreads(), the block's barrier. Every thread
+    //         of the block must reach it: never inside an if, nor after an early return.
 
     // TODO 3 (phase 2): this tile lands at the mirrored tile of `out`:
     //           out_col = blockIdx.y * TILE + threadIdx.x

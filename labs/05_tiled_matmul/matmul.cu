@@ -25,11 +25,11 @@ __global__ void matmul_tiled_kernel(const float* a, const float* b, float* c, in
         //           b_tile[threadIdx.y][threadIdx.x] = B[phase * TILE + threadIdx.y][col]
         //         A cell past the edge of A or B (the last phase sticks out when k is not a
         //         multiple of TILE, and edge blocks stick out past m and n) must be 0.
-        // TODO 2: wait until both tiles are complete.
+        // TODO 2: wait until both tiles are complete: __syncthreads(), as in lab 03.
         // TODO 3: add this phase's part of the inner product: a_tile row threadIdx.y times
         //         b_tile column threadIdx.x, over p = 0 .. TILE-1.
         // TODO 4: wait until everyone has finished reading, before the next phase overwrites
-        //         the tiles.
+        //         the tiles: __syncthreads() again.
         // Do not return early anywhere: every thread must load its cells and reach both barriers.
     }
     // TODO 5: only when row < m and col < n, write sum to C[row][col].

@@ -57,13 +57,15 @@ __global__ void __launch_bounds__(THREADS)
         // TODO 1: load this thread's 4 floats of A's slice with load4<VECTOR>(a, m, k, row, col)
         //         (row block_row + a_load_row, column k0 + a_load_col) and store them
         //         transposed: a_slice[a_load_col + q][a_load_row] for q = 0..3.
-        // TODO 2: load this thread's 4 floats of B's slice (row k0 + b_load_row, column
-        //         block_col + b_load_col) into b_slice[b_load_row][b_load_col ..], one float4 store.
-        // TODO 3: wait for the slices.
+        // TODO 2: load this thread's 4 floats of B's slice with load4<VECTOR>(b, k, n, row, col)
+        //         (row k0 + b_load_row, column block_col + b_load_col) into
+        //         b_slice[b_load_row][b_load_col ..], one float4 store:
+        //         *reinterpret_cast<float4*>(&b_slice[b_load_row][b_load_col]) = the float4.
+        // TODO 3: wait for the slices: __syncthreads().
         // TODO 4: for each p < BK: copy a_slice[p][thread_row + i] (i < TM) and
         //         b_slice[p][thread_col + j] (j < TN) into two small register arrays, then
         //         sum[i][j] += a[i] * b[j] for all 64 pairs.
-        // TODO 5: wait before the next slice overwrites these.
+        // TODO 5: wait before the next slice overwrites these: __syncthreads().
     }
     // TODO 6: write sum[i][j] to C[block_row + thread_row + i][block_col + thread_col + j],
     //         only where that element exists.

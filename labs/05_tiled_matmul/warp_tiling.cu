@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(warp_tiled_threads(BM, BN, WM, WN), 512 / warp
     float sum[M_PIECES][4][N_PIECES][4] = {};
     const int slices = (k + BK - 1) / BK;
     // TODO 1: fill buffer 0 before the loop: load_slice(0), store_slice(0), then wait until every
-    //         thread's part of it is in shared memory.
+    //         thread's part of it is in shared memory (__syncthreads()).
     for (int s = 0; s < slices; ++s) {
         const int buf = s % 2;
         // TODO 2: if there is a next slice (s + 1 < slices), issue its global loads now:
@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(warp_tiled_threads(BM, BN, WM, WN), 512 / warp
         //             into b_regs[j][0..3];
         //           - sum[i][ii][j][jj] += a_regs[i][ii] * b_regs[j][jj] for every i, ii < 4, j, jj < 4.
         // TODO 4: if there is a next slice, store_slice(1 - buf): the loads of TODO 2 into the other
-        //         buffer. Then one barrier, reached by every thread.
+        //         buffer. Then one barrier, __syncthreads(), reached by every thread.
         (void)buf;
     }
     // TODO 5: write the pieces. Lane piece (i, j), row ii holds C[row][col .. col + 3] with

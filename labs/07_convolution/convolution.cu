@@ -68,7 +68,8 @@ __global__ void convolution_tiled_kernel(const float* in, float* out, int height
     //         its column separately). The tile has more cells than the block has threads: let
     //         thread t = threadIdx.y * BLOCK_W + threadIdx.x take cells t, t + 256, t + 512, ...
     //         of the tile counted row by row (ty = cell / tile_w, tx = cell % tile_w).
-    // TODO 5: every thread is about to read cells that other threads loaded: wait for them.
+    // TODO 5: every thread is about to read cells that other threads loaded: wait for them
+    //         with __syncthreads(), the block's barrier (lab 03).
     // TODO 6: output (y, x) = (y0 + threadIdx.y, x0 + threadIdx.x). Only when it is inside the
     //         image, sum c_mask[i * k + j] * tile[threadIdx.y + i][threadIdx.x + j] over
     //         i, j in [0, k) and write it to out[y * width + x]. No bounds tests on the tile: the
