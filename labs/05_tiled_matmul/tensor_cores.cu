@@ -24,7 +24,8 @@
 // Read the section "Going further, step 3" of README.md first. Check your work with:
 //   make check LAB=05
 #include "common/check.hpp"
-#include "common/tma.hpp"
+#include "common/tma.hpp"  // workbook::tensor_map_swizzled(matrix, rows, cols, box_rows): TMA's map of a
+                            // row-major float matrix, boxes of box_rows x 32 floats, 128-byte swizzle
 
 #include <cuda.h>  // CUtensorMap
 #include <cuda_runtime.h>
