@@ -16,27 +16,40 @@
 #   references: the reference objects (workbook_add_reference), each a file and its target
 #   ARCHITECTURE: the one GPU architecture the implementation is built for, when the lab names one
 #                 (labs.json "architecture", e.g. 90a: wgmma and TMA exist only in sm_90a code)
+#   COMPILED: the student edition's reference checker (WORKBOOK_REFERENCE_OBJECTS): the
+#             implementation is then a compiled object, linked as it is, and the list of its
+#             kernels (<checker>.kernels) is the one shipped beside it (COMPILED_KERNELS)
 function(workbook_add_checker target lab references implementation)
-  cmake_parse_arguments(PARSE_ARGV 4 arg "" "ARCHITECTURE" "")
-  add_library(${target}_file OBJECT ${implementation})
-  target_link_libraries(${target}_file PRIVATE workbook_common)
-  if(arg_ARCHITECTURE)
-    set_target_properties(${target}_file PROPERTIES CUDA_ARCHITECTURES ${arg_ARCHITECTURE}-real)
-  endif()
+  cmake_parse_arguments(PARSE_ARGV 4 arg "COMPILED" "ARCHITECTURE;COMPILED_KERNELS" "")
   set(reference_objects "")
   foreach(reference IN LISTS references)
     list(APPEND reference_objects ${workbook_reference_dir}/${reference}.o)
   endforeach()
-  add_executable(${target}_runner $<TARGET_OBJECTS:${target}_file> $<TARGET_OBJECTS:${lab}_serve>)
-  set_target_properties(${target}_runner PROPERTIES LINKER_LANGUAGE CXX)
-  target_link_libraries(${target}_runner PRIVATE grading_runner workbook_common)
-  add_custom_command(TARGET ${target}_runner PRE_LINK
-    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/buildtools/student_symbols.py
-            --source ${implementation} --lab ${lab} --out $<TARGET_FILE_DIR:${target}_runner>/${target}.kernels
-            --reference ${reference_objects}
-            --workbook ${PROJECT_SOURCE_DIR} --confined ${CMAKE_BINARY_DIR} ${WORKBOOK_PREBUILT}
-            -- $<TARGET_OBJECTS:${target}_file>
-    COMMAND_EXPAND_LISTS VERBATIM)
+  if(arg_COMPILED)
+    # Compiled by the instructor's make handout, for every architecture a student may have.
+    add_executable(${target}_runner ${implementation} $<TARGET_OBJECTS:${lab}_serve>)
+    set_target_properties(${target}_runner PROPERTIES LINKER_LANGUAGE CXX)
+    target_link_libraries(${target}_runner PRIVATE grading_runner workbook_common)
+    add_custom_command(TARGET ${target}_runner POST_BUILD
+      COMMAND ${CMAKE_COMMAND} -E copy ${arg_COMPILED_KERNELS} $<TARGET_FILE_DIR:${target}_runner>/${target}.kernels
+      VERBATIM)
+  else()
+    add_library(${target}_file OBJECT ${implementation})
+    target_link_libraries(${target}_file PRIVATE workbook_common)
+    if(arg_ARCHITECTURE)
+      set_target_properties(${target}_file PROPERTIES CUDA_ARCHITECTURES ${arg_ARCHITECTURE}-real)
+    endif()
+    add_executable(${target}_runner $<TARGET_OBJECTS:${target}_file> $<TARGET_OBJECTS:${lab}_serve>)
+    set_target_properties(${target}_runner PROPERTIES LINKER_LANGUAGE CXX)
+    target_link_libraries(${target}_runner PRIVATE grading_runner workbook_common)
+    add_custom_command(TARGET ${target}_runner PRE_LINK
+      COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/buildtools/student_symbols.py
+              --source ${implementation} --lab ${lab} --out $<TARGET_FILE_DIR:${target}_runner>/${target}.kernels
+              --reference ${reference_objects}
+              --workbook ${PROJECT_SOURCE_DIR} --confined ${CMAKE_BINARY_DIR} ${WORKBOOK_PREBUILT}
+              -- $<TARGET_OBJECTS:${target}_file>
+      COMMAND_EXPAND_LISTS VERBATIM)
+  endif()
 
   add_executable(${target} $<TARGET_OBJECTS:${lab}_forward> ${reference_objects})
   # A C++ link, as the checker's own object asks for.
@@ -88,16 +101,25 @@ endif()
 # The reference solution of lab part `id`, for a checker or the bench to link beside a student's
 # file: its solution's object (compiled exactly as a student's file is) with every symbol it defines
 # renamed into `namespace` (grading/buildtools/reference_object.py). Makes target and file <dir>/<target>.o.
+# In the student edition (WORKBOOK_REFERENCE_OBJECTS) the solution's object is the one make handout
+# compiled, <that folder>/<id>.o, renamed here the same way (the same object comes out).
 function(workbook_add_reference target id namespace)
   set(object ${CMAKE_CURRENT_BINARY_DIR}/${target}.o)
+  if(WORKBOOK_REFERENCE_OBJECTS)
+    set(solution_object ${WORKBOOK_REFERENCE_OBJECTS}/${id}.o)
+  else()
+    set(solution_object $<TARGET_OBJECTS:check_${id}_solution_file>)
+  endif()
   add_custom_command(OUTPUT ${object}
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/buildtools/reference_object.py
-            --namespace ${namespace} --out ${object} $<TARGET_OBJECTS:check_${id}_solution_file>
-    DEPENDS $<TARGET_OBJECTS:check_${id}_solution_file> ${PROJECT_SOURCE_DIR}/grading/buildtools/reference_object.py
+            --namespace ${namespace} --out ${object} ${solution_object}
+    DEPENDS ${solution_object} ${PROJECT_SOURCE_DIR}/grading/buildtools/reference_object.py
     COMMAND_EXPAND_LISTS VERBATIM)
   # One target builds it; every executable that links it waits for that one (no parallel copies).
   add_custom_target(${target} DEPENDS ${object})
-  add_dependencies(${target} check_${id}_solution_file)
+  if(NOT WORKBOOK_REFERENCE_OBJECTS)
+    add_dependencies(${target} check_${id}_solution_file)
+  endif()
 endfunction()
 
 # Declares a lab part: `workbook_add_lab(NAME SOURCE [DIR dir] [ALSO_REFERENCE other_lab] [ARCHITECTURE arch])`.
@@ -142,8 +164,37 @@ function(workbook_add_lab name source)
     # Where the checker finds the workbook's scripts (lab 06 draws its plot with one).
     target_compile_definitions(${name}_checker PRIVATE WORKBOOK_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
     target_link_libraries(${name}_checker PUBLIC grading_judge workbook_doctest)
-    workbook_add_checker(check_${name}_solution ${name} "${references}" ${PROJECT_SOURCE_DIR}/solutions/${dir}/${source}
-                         ARCHITECTURE ${arg_ARCHITECTURE})
+    if(WORKBOOK_REFERENCE_OBJECTS)
+      # The student edition: the reference checker from the compiled solution make handout shipped
+      # (the grader lists the tests and times the reference through it, as in the workbook).
+      foreach(shipped ${name}.o ${name}.kernels)
+        if(NOT EXISTS ${WORKBOOK_REFERENCE_OBJECTS}/${shipped})
+          message(FATAL_ERROR "${WORKBOOK_REFERENCE_OBJECTS}/${shipped} is missing: the reference "
+                              "objects are not those of this labs.json. Make the student edition "
+                              "again (make handout) from the instructor's tree.")
+        endif()
+      endforeach()
+      workbook_add_checker(check_${name}_solution ${name} "${references}"
+                           ${WORKBOOK_REFERENCE_OBJECTS}/${name}.o COMPILED
+                           COMPILED_KERNELS ${WORKBOOK_REFERENCE_OBJECTS}/${name}.kernels)
+    else()
+      workbook_add_checker(check_${name}_solution ${name} "${references}" ${PROJECT_SOURCE_DIR}/solutions/${dir}/${source}
+                           ARCHITECTURE ${arg_ARCHITECTURE})
+      # What make handout compiles for the student edition (grading/handout/make_handout.py):
+      # the solution's plain object (the reference runner's) and the renamed ones (the judge's).
+      set(renamed "")
+      foreach(reference IN LISTS references)
+        list(APPEND renamed "\"${CMAKE_CURRENT_BINARY_DIR}/${reference}.o\"")
+      endforeach()
+      list(JOIN renamed ", " renamed)
+      add_dependencies(handout_references ${references})
+      string(APPEND WORKBOOK_HANDOUT_LIST
+             "${WORKBOOK_HANDOUT_SEPARATOR}{\"id\": \"${name}\", \"source\": \"${PROJECT_SOURCE_DIR}/solutions/${dir}/${source}\", "
+             "\"objects\": \"$<TARGET_OBJECTS:check_${name}_solution_file>\", "
+             "\"renamed\": [${renamed}]}")
+      set(WORKBOOK_HANDOUT_LIST "${WORKBOOK_HANDOUT_LIST}" PARENT_SCOPE)
+      set(WORKBOOK_HANDOUT_SEPARATOR ",\n  " PARENT_SCOPE)
+    endif()
     add_dependencies(check_all_solution check_${name}_solution)
     string(APPEND WORKBOOK_PREBUILT_LIST "set(prebuilt_${name}_checker \"$<TARGET_OBJECTS:${name}_checker>\")\n")
     set(WORKBOOK_PREBUILT_LIST "${WORKBOOK_PREBUILT_LIST}" PARENT_SCOPE)
@@ -157,7 +208,9 @@ function(workbook_add_lab name source)
   endif()
 
   set(variants "")
-  if(NOT WORKBOOK_GRADE_ONLY)
+  # The student edition has no solutions/: no buggy variants (each is a solution with one bug), and
+  # nothing grades the reference for full marks (its checker is built from compiled objects).
+  if(NOT WORKBOOK_GRADE_ONLY AND NOT WORKBOOK_REFERENCE_OBJECTS)
     # Buggy variants: whole files (*.cu), or patches of the solution (*.patch) applied at build time.
     set(solution_file ${PROJECT_SOURCE_DIR}/solutions/${dir}/${source})
     file(GLOB buggy CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/buggy/${name}/*.cu
@@ -194,11 +247,13 @@ function(workbook_add_lab name source)
     add_test(NAME gpu.${name}.solution_scores_full_marks
              COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/driver/grade.py --build-dir ${CMAKE_BINARY_DIR}
                      --no-build --solutions --lab ${name} --expect full)
+    set_tests_properties(gpu.${name}.solution_scores_full_marks PROPERTIES SKIP_RETURN_CODE 77)
+  endif()
+  if(NOT WORKBOOK_GRADE_ONLY)
     add_test(NAME gpu.${name}.skeleton_fails
              COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/driver/grade.py --build-dir ${CMAKE_BINARY_DIR}
                      --no-build --lab ${name} --expect zero)
-    set_tests_properties(gpu.${name}.solution_scores_full_marks gpu.${name}.skeleton_fails
-                         PROPERTIES SKIP_RETURN_CODE 77)
+    set_tests_properties(gpu.${name}.skeleton_fails PROPERTIES SKIP_RETURN_CODE 77)
   endif()
 
   string(REPLACE ";" "," variants "${variants}")
