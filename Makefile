@@ -13,6 +13,7 @@
 #   make bench                     rerun the source documents' tables on this GPU (build/bench_results)
 #   make bench PUBLISH=1           ... and copy the results into docs/bench for the book
 #   make docs                      build the book (Doxygen) into build/docs/html
+#   make handout OUT=dir           write the student edition (no solutions/) as a git repository
 #   make clean                     remove build/
 
 BUILD  ?= build
@@ -36,7 +37,7 @@ RUN_ON  = $(if $(filter-out local,$(RUNNER)),--runner $(RUNNER) $(SLURM_SETTINGS
 GRADE   = $(PYTHON) grading/driver/grade.py --build-dir $(BUILD) $(if $(SEED),--seed $(SEED)) $(RUN_ON)
 CLASS_ON = $(if $(RUN_ON),$(RUN_ON) $(if $(SLURM_CONCURRENCY),--concurrency $(SLURM_CONCURRENCY)) $(if $(REGRADE),--regrade))
 
-.PHONY: all grade grade-class check test clean configure deps docs bench
+.PHONY: all grade grade-class check test clean configure deps docs bench handout
 all: configure
 	cmake --build $(BUILD) --parallel $(JOBS)
 
@@ -124,6 +125,16 @@ bench: configure
 # CMake target `docs` runs the same script.
 docs: deps
 	$(PYTHON) docs/build_docs.py --build-dir $(BUILD)
+
+# The student edition (grading/handout/make_handout.py): labs/, the checkers, the grader, the book
+# and the reference solutions compiled for every GPU a student may have, without solutions/, as a
+# git repository with one commit in OUT (absent or empty, outside this tree). The reference
+# objects are built in $(BUILD)/handout, never in $(BUILD) itself. HANDOUT_ARCHITECTURES=75-real
+# builds them for one architecture (a quick try; such a handout runs on that GPU only).
+handout: deps
+	@test -n "$(OUT)" || { echo "usage: make handout OUT=dir"; exit 2; }
+	$(PYTHON) grading/handout/make_handout.py --out '$(OUT)' --build-dir $(BUILD)/handout \
+	  $(if $(HANDOUT_ARCHITECTURES),--architectures '$(HANDOUT_ARCHITECTURES)')
 
 clean:
 	rm -rf $(BUILD)

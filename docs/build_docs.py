@@ -140,6 +140,23 @@ def write_bench_page(python, bench_dir):
     return page
 
 
+def existing_paths_only(config, tags=("INPUT", "EXAMPLE_PATH")):
+    """Lines that give each of `tags` only its paths that exist, for those of docs/Doxyfile's
+    that name a missing one: the student edition (make handout) has no solutions/, which
+    EXAMPLE_PATH names, and Doxygen warns of a missing path (a warning is an error here)."""
+    joined = re.sub(r"\\\n", " ", config)  # a value continued on the next line
+    lines = []
+    for tag in tags:
+        m = re.search(r"^%s\s*=(.*)$" % tag, joined, re.M)
+        if not m:
+            continue
+        paths = m.group(1).split()
+        kept = [path for path in paths if os.path.exists(os.path.join(ROOT, path.strip('"')))]
+        if kept != paths:
+            lines.append("%s = %s" % (tag, " ".join(kept)))
+    return lines
+
+
 def lab_pages_missing():
     """What the book lacks of labs.json, the one list of labs: each lab's walkthrough
     (labs/DIR/README.md, its page) and, in it, a snippet of each of its parts' files."""
@@ -200,6 +217,7 @@ def main(argv=None):
     filter_cmd = "%s %s" % (sys.executable, os.path.join(ROOT, "docs", "md_filter.py"))
     config += "\n".join([
         "",
+        *existing_paths_only(config),
         'OUTPUT_DIRECTORY = "%s"' % out,
         'IMAGE_PATH = "%s" "%s" labs docs' % (figures, bench),
         # The benchmarks page is written into the build folder; stripping that folder keeps

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Writes the student edition of the workbook: `make handout OUT=dir`.
+
+    make_handout.py --out DIR --build-dir BUILD [--architectures LIST] [--no-git]
+
+The workbook has solutions/ in it; a course cannot hand that to students. This writes, into DIR
+(which must not exist, or be empty, and must be outside this tree), a git repository with one
+commit, "Starter code", ready to push as a GitHub Classroom template:
+
+  labs/        the skeletons and their walkthroughs
+  common/, grading/, tests/ (the checkers, their headers and case helpers; not tests/buggy/,
+               whose variants are solutions with one bug each)
+  docs/        the book's sources; bench/'s report scripts, which draw its benchmarks page
+  reference/   the reference solutions as compiled objects only (below)
+  labs.json, Makefile, CMakeLists.txt, .gitignore, and README.md from grading/handout/student_readme.md
+               (not named README.md here: the book reads every README.md under grading/)
+
+Nothing of solutions/, tests/buggy/ or the rest of bench/ (make bench links every solution).
+
+The reference solutions are shipped compiled, so that a student's `make grade` times the
+student's kernel against the same reference code as the instructor's grade does. For each lab
+part, this builds, in a build folder of its own (BUILD, never the instructor's), the solution's
+object exactly as the workbook's build compiles it, for every architecture a student may have
+(LIST, CMake's form; by default real code for sm_75 to sm_120 and PTX of compute_120; the 90a-only
+part keeps its sm_90a), and ships:
+
+  reference/<id>.o         the solution's object, which the reference runner links as it is,
+                           and which the handout's build renames for the judge as the workbook's
+                           does (reference_object.py: the same object comes out, and shipping it
+                           once halves the handout; lab 07's coarsened part alone is 30 MB)
+  reference/<id>.kernels   the kernels the solution defines (student_symbols.py)
+
+The handout's CMake finds reference/ where solutions/ is absent (WORKBOOK_REFERENCE_OBJECTS) and
+links these instead of compiling solutions/. They hold machine code (SASS) and PTX, which
+cuobjdump and nvdisasm can read; no source.
+
+A `\\snippet solutions/...` in a shipped header is pointed at the skeleton's region of the same
+name (the skeleton is what the student has); one whose region the skeleton lacks stops the build.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.join(ROOT, "grading", "handout")
+# Real code for every GPU generation a student may have that CUDA 13 builds for (sm_75, a Colab
+# T4, is its oldest), and PTX of the newest, which a newer GPU's driver compiles at load time.
+ARCHITECTURES = "75-real;80-real;86-real;89-real;90-real;100-real;120-real;120-virtual"
+
+# What the handout holds: these folders (all of each, but EXCLUDED) and these files.
+FOLDERS = ["labs", "common", "grading", "tests", "docs"]
+FILES = ["labs.json", "Makefile", "CMakeLists.txt", ".gitignore",
+         # bench/report.py draws the book's benchmarks page from the committed CSVs (docs/bench/).
+         "bench/report.py", "bench/report_markdown.py", "bench/report_plots.py",
+         "bench/report_results.py", "bench/sources.json",
+         # cuBLAS's TF32 rounding, an experiment lab 05's walkthrough links to (no solution code).
+         "bench/dev/tf32_rounding.cu"]
+EXCLUDED = [re.compile(p) for p in (
+    r"^tests/buggy/",              # each variant is a solution with one bug
+    # The grader's tests that copy, patch or compile solutions/ (their ctest tests are not defined
+    # without it); test_faulty_tree.py quotes solution lines, the faults it plants.
+    r"^grading/tests/(test_faulty_tree|test_grade_class|test_slurm|slurm_cluster|"
+    r"test_leak_beside_others|test_architectures)\.py$",
+    r"^grading/tests/device_churn\.cu$",
+    r"(^|/)__pycache__/", r"\.pyc$",
+    r"^README\.md$",               # the students' README is grading/handout/student_readme.md
+)]
+SNIPPET = re.compile(r"\\snippet\s+solutions/(\S+)\s+(.+?)\s*$")
+
+
+def fail(message):
+    sys.exit("make handout: " + message)
+
+
+def run(command, log=None, **kwargs):
+    """Runs a command; its output goes to `log` (a file) or is shown on failure."""
+    r = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       errors="replace", **kwargs)
+    if log:
+        with open(log, "a") as f:
+            f.write("$ %s\n%s\n" % (" ".join(command), r.stdout))
+    if r.returncode != 0:
+        tail = "\n".join(r.stdout.splitlines()[-40:])
+        fail("%s failed (exit status %d)%s:\n%s" % (" ".join(command[:3]), r.returncode,
+                                                     ", log: " + log if log else "", tail))
+    return r.stdout
+
+
+def check_out_dir(out):
+    """OUT must be empty or absent, and outside this tree (a handout inside the workbook would be
+    copied into the next handout, and its git repository would sit inside the workbook's)."""
+    real_out, real_root = os.path.realpath(out), os.path.realpath(ROOT)
+    if os.path.commonpath([real_out, real_root]) == real_root:
+        fail("OUT=%s is inside the workbook's tree (%s): choose a folder outside it, e.g. "
+             "make handout OUT=../workbook-handout" % (out, ROOT))
+    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
+        fail("OUT=%s exists and is not empty: choose a new folder, or remove that one first" % out)
+
+
+def shipped_files():
+    """The files of this tree that the handout holds (relative paths), from git's list of the
+    tree (tracked and untracked files, not ignored ones) when there is one, else from the folders."""
+    r = subprocess.run(["git", "-C", ROOT, "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if r.returncode == 0:
+        listed = [p for p in r.stdout.decode().split("\0") if p]
+    else:
+        listed = []
+        for folder in FOLDERS:
+            for d, _, names in os.walk(os.path.join(ROOT, folder)):
+                listed += [os.path.relpath(os.path.join(d, n), ROOT) for n in names]
+        listed += FILES
+    chosen = []
+    for path in sorted(set(listed)):
+        if not os.path.isfile(os.path.join(ROOT, path)):
+            continue  # removed from the working tree but not yet from git's index
+        if not (path in FILES or path.split("/")[0] in FOLDERS):
+            continue
+        if any(p.search(path) for p in EXCLUDED):
+            continue
+        chosen.append(path)
+    for path in FILES:
+        if path not in chosen:
+            fail("%s is missing from the workbook's tree" % path)
+    return chosen
+
+
+def has_region(path, region):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return any(re.search(r"//!\s*\[%s\]" % re.escape(region), line) for line in f)
+
+
+def point_snippets_at_skeletons(text, where):
+    """`\\snippet solutions/DIR/FILE REGION` -> `\\snippet labs/DIR/FILE REGION`."""
+    def replace(m):
+        skeleton = os.path.join(ROOT, "labs", m.group(1))
+        if not os.path.exists(skeleton) or not has_region(skeleton, m.group(2)):
+            fail("%s quotes solutions/%s (region %r), which the skeleton labs/%s lacks: the student "
+                 "edition cannot show it. Quote the skeleton's region, or add it to the skeleton."
+                 % (where, m.group(1), m.group(2), m.group(1)))
+        return "\\snippet labs/%s %s" % (m.group(1), m.group(2))
+    return "\n".join(SNIPPET.sub(replace, line) for line in text.split("\n"))
+
+
+def copy_tree(out):
+    for path in shipped_files():
+        source, target = os.path.join(ROOT, path), os.path.join(out, path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copy2(source, target)
+        if path.endswith((".hpp", ".cpp", ".cu", ".md")):
+            with open(source, encoding="utf-8", errors="surrogateescape") as f:
+                text = f.read()
+            if "\\snippet solutions/" in text:
+                with open(target, "w", encoding="utf-8", errors="surrogateescape") as f:
+                    f.write(point_snippets_at_skeletons(text, path))
+
+
+def build_references(build_dir, architectures, log):
+    """Compiles every lab part's solution in BUILD (the workbook's CMake, grading build only) and
+    returns handout_references.json's list: per part, its objects and renamed objects."""
+    os.makedirs(build_dir, exist_ok=True)
+    run(["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DWORKBOOK_GRADE_ONLY=ON",
+         "-DCMAKE_CUDA_ARCHITECTURES=" + architectures], log)
+    jobs = str(len(os.sched_getaffinity(0)))
+    run(["cmake", "--build", build_dir, "--target", "handout_references", "--parallel", jobs], log)
+    with open(os.path.join(build_dir, "handout_references.json")) as f:
+        return json.load(f)["labs"]
+
+
+def ship_references(parts, build_dir, out, architectures, log):
+    reference = os.path.join(out, "reference")
+    os.makedirs(reference)
+    for part in parts:
+        objects = part["objects"].split(";")
+        if len(objects) != 1:
+            fail("%s's solution compiles to %d objects; the handout ships one" % (part["id"], len(objects)))
+        shutil.copyfile(objects[0], os.path.join(reference, part["id"] + ".o"))
+        # The kernels the reference defines, which its judge holds every launch to (the workbook's
+        # build writes this list when it links the reference's runner).
+        run([sys.executable, os.path.join(ROOT, "grading", "buildtools", "student_symbols.py"),
+             "--source", part["source"], "--lab", part["id"],
+             "--out", os.path.join(reference, part["id"] + ".kernels"),
+             "--reference", *part["renamed"], "--workbook", ROOT, "--confined", build_dir,
+             "--", objects[0]], log)
+    with open(os.path.join(HERE, "reference_readme.md"), encoding="utf-8") as f:
+        text = f.read()
+    nvcc = "nvcc"
+    with open(os.path.join(build_dir, "CMakeCache.txt")) as f:
+        for line in f:
+            if line.startswith("CMAKE_CUDA_COMPILER:"):
+                nvcc = line.split("=", 1)[1].strip()
+    version = run([nvcc, "--version"]).strip().splitlines()
+    text = text.replace("{architectures}", architectures.replace(";", ", "))
+    text = text.replace("{nvcc}", version[-1] if version else nvcc)
+    with open(os.path.join(reference, "README.md"), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def source_commit():
+    r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True)
+    return r.stdout.strip() if r.returncode == 0 else "unknown"
+
+
+def make_repository(out):
+    """git init and one commit, "Starter code". An identity is given where git has none."""
+    run(["git", "init", "-q", out])
+    run(["git", "-C", out, "symbolic-ref", "HEAD", "refs/heads/main"])
+    run(["git", "-C", out, "add", "-A"])
+    identity = []
+    for key, value in (("user.name", "CUDA workbook"), ("user.email", "workbook@localhost")):
+        if subprocess.run(["git", "-C", out, "config", key], stdout=subprocess.DEVNULL).returncode != 0:
+            identity += ["-c", "%s=%s" % (key, value)]
+    run(["git", "-C", out, *identity, "commit", "-q", "-m", "Starter code"])
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True, help="the folder to write (absent or empty, outside this tree)")
+    p.add_argument("--build-dir", required=True, help="the build folder of the reference objects")
+    p.add_argument("--architectures", default=ARCHITECTURES,
+                   help="CMake's CUDA_ARCHITECTURES for the reference objects (default %(default)s); "
+                        "one, e.g. 75-real, for a quick test")
+    p.add_argument("--no-git", action="store_true", help="write the files only (no repository)")
+    args = p.parse_args(argv)
+    out, build_dir = os.path.abspath(args.out), os.path.abspath(args.build_dir)
+    started = time.monotonic()
+
+    if not os.path.isdir(os.path.join(ROOT, "solutions")):
+        fail("this tree has no solutions/ (it is a student edition already?): make the handout "
+             "from the instructor's workbook")
+    check_out_dir(out)
+    log = os.path.join(build_dir, "handout.log")
+    os.makedirs(build_dir, exist_ok=True)
+    open(log, "w").close()
+    print("make handout: compiling the reference solutions for %s in %s (log: %s)"
+          % (args.architectures, build_dir, log), flush=True)
+    parts = build_references(build_dir, args.architectures, log)
+
+    os.makedirs(out, exist_ok=True)
+    copy_tree(out)
+    with open(os.path.join(HERE, "student_readme.md"), encoding="utf-8") as f:
+        readme = f.read().replace("{commit}", source_commit())
+    with open(os.path.join(out, "README.md"), "w", encoding="utf-8") as f:
+        f.write(readme)
+    ship_references(parts, build_dir, out, args.architectures, log)
+    if not args.no_git:
+        make_repository(out)
+    print("make handout: the student edition is in %s (%s, %.0f s)"
+          % (out, "no repository" if args.no_git else "a git repository, one commit \"Starter code\"",
+             time.monotonic() - started))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
