@@ -8,7 +8,7 @@ skeleton as handed out must fail its tests: the notebook must report make check'
 The local handout, in this order:
   - the folder in the environment variable WORKBOOK_HANDOUT (a git repository, or a plain folder);
   - `make handout OUT=<tmp>` where the Makefile has that target and solutions/ is here (not in a
-    handout itself);
+    handout itself), its reference objects built for this machine's GPU only;
   - otherwise a plain copy of this tree (its tracked and untracked files, as git lists them).
 A plain folder is made a git repository of one commit, so that the notebook's `git clone` works.
 
@@ -77,6 +77,16 @@ def has_handout_target():
     return "No rule to make target" not in r.stderr
 
 
+def this_gpus_architectures():
+    """This machine's GPUs as CMake architectures, e.g. "90-real" (as CMakeLists.txt reads them)."""
+    r = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    caps = sorted(set(re.findall(r"([0-9]+)\.([0-9]+)", r.stdout)))
+    if not caps:
+        sys.exit("nvidia-smi gave no compute capability: %r" % r.stdout)
+    return ";".join("%s%s-real" % cap for cap in caps)
+
+
 def plain_copy(target):
     """This tree's files as git lists them (tracked and untracked, not ignored), or, without
     git, everything but build folders."""
@@ -105,9 +115,12 @@ def local_handout(tmp, build_dir):
         shutil.copytree(source, copy)
         source = copy
     elif os.path.isdir(os.path.join(ROOT, "solutions")) and has_handout_target():
-        source, how = os.path.join(tmp, "handout"), "make handout"
-        subprocess.run(["make", "-C", ROOT, "handout", "OUT=" + source, "BUILD=" + build_dir],
-                       check=True)
+        # The reference objects for this machine's GPU only: the notebook runs here, and every
+        # architecture would cost minutes more (make handout's own test covers those).
+        architectures = this_gpus_architectures()
+        source, how = os.path.join(tmp, "handout"), "make handout HANDOUT_ARCHITECTURES=%s" % architectures
+        subprocess.run(["make", "-C", ROOT, "handout", "OUT=" + source, "BUILD=" + build_dir,
+                        "HANDOUT_ARCHITECTURES=" + architectures], check=True)
         if os.path.isdir(os.path.join(source, ".git")):
             return source, how
     else:
