@@ -37,6 +37,7 @@ Charged g_charged;                   // calls since take_charged, their time wit
 int g_calls_made = 0;                // calls sent since take_calls_made
 Runner* g_target = nullptr;          // as_reference's runner, or null for the student's
 std::set<unsigned long long> g_call_allocations;  // the device allocations the call being encoded was given
+std::string g_practice_reason;       // why this checker runs in practice mode (find_practice_mode), or ""
 
 // One slot of a batch: its own copy of every device allocation its run was given.
 struct SlotCopy {
@@ -163,9 +164,13 @@ wire::Reader send_call(const wire::Message& body, bool batchable, const char* na
     request.put_bytes(body.bytes().data(), body.bytes().size());
     for (const int fd : body.fds()) request.attach(fd);
     wire::Reader reply = runner.call(request, name);
+    // The runner's own time of the call, less the copies of practice mode: counted in practice
+    // mode only, where nothing is graded; otherwise the judge's clock counts.
+    const auto own_ms = reply.get<double>();
     ++g_charged.calls;
     ++g_calls_made;
-    g_charged.ms += runner.last_call_ms();
+    g_charged.ms += g_practice_reason.empty() ? runner.last_call_ms() : own_ms;
+    g_charged.own_clock = !g_practice_reason.empty();
     g_charged.batchable &= batchable;
     g_charged.reference = g_target != nullptr;
     return reply;
@@ -177,7 +182,7 @@ Charged take_charged()
 {
     Charged taken = g_charged;
     g_charged = Charged{};
-    if (taken.calls > 0) taken.ms = std::max(taken.ms - taken.calls * round_trip_ms(), 0.0);
+    if (taken.calls > 0 && !taken.own_clock) taken.ms = std::max(taken.ms - taken.calls * round_trip_ms(), 0.0);
     return taken;
 }
 
@@ -311,10 +316,54 @@ void HostCopies::add(wire::Message& request, const void* data, bool writable)
     request.put(static_cast<std::uint64_t>(bytes));
 }
 
+void HostCopies::add_device(wire::Message& request, void* base, std::size_t bytes, unsigned long long id,
+                            std::size_t offset, std::size_t extent, bool writable)
+{
+    request.put(wire::Kind::device_copy);
+    request.put(static_cast<std::uint64_t>(id));
+    auto shared = std::find_if(copies_.begin(), copies_.end(),
+                               [id](const SharedCopy& copy) { return copy.device && copy.id == id; });
+    if (shared != copies_.end()) {
+        // Already shared with this call: the runner gives both arguments one copy.
+        shared->writable = shared->writable || writable;
+        request.put(wire::kSameFileAsBefore);
+    } else {
+        const int fd = memfd_create("workbook-device-array", MFD_CLOEXEC);
+        if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0)
+            throw std::runtime_error(std::string("cannot share a copy of a device array with the runner: ") +
+                                     std::strerror(errno));
+        void* copy = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (copy == MAP_FAILED) {
+            ::close(fd);
+            throw std::runtime_error(std::string("cannot map a copy of a device array for the runner: ") +
+                                     std::strerror(errno));
+        }
+        copies_.push_back({base, copy, bytes, fd, writable, true, id});
+        // The whole allocation, guard zones and all: what the call writes past its array comes
+        // back too, and is found as in the normal mode. As it is once the judge's own work on
+        // any stream (poison, inputs) is done.
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaMemcpy(copy, base, bytes, cudaMemcpyDeviceToHost));
+        request.put(request.attach(fd));
+    }
+    request.put(static_cast<std::uint64_t>(bytes));
+    request.put(static_cast<std::uint64_t>(offset));
+    request.put(static_cast<std::uint64_t>(extent));
+    request.put(static_cast<unsigned char>(writable));
+}
+
 void HostCopies::copy_back()
 {
-    for (const SharedCopy& copy : copies_)
-        if (copy.writable) std::memcpy(copy.original, copy.shared, copy.bytes);
+    bool to_device = false;
+    for (const SharedCopy& copy : copies_) {
+        if (!copy.writable) continue;
+        if (copy.device) CUDA_CHECK(cudaMemcpy(copy.original, copy.shared, copy.bytes, cudaMemcpyHostToDevice));
+        else std::memcpy(copy.original, copy.shared, copy.bytes);
+        to_device = to_device || copy.device;
+    }
+    // A copy from pageable memory may return before it lands: the judge's checks, on any stream,
+    // see what the call wrote.
+    if (to_device) CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 namespace {
@@ -354,12 +403,23 @@ Allocation allocation_of(const void* pointer)
 // (the runner maps the allocation, and the student's kernels write the judge's buffer directly),
 // with the array's own extent and whether the function may write it: a runner under a
 // sanitizer hands the function an exact-size copy, so that a read past the array's end is
-// outside what it was given.
-void put_device_pointer(wire::Message& request, const void* pointer, bool writable)
+// outside what it was given. In practice mode, as a host copy of the allocation instead
+// (HostCopies::add_device): the call is then never queued in a batch, as one with host arrays.
+void put_device_pointer(wire::Message& request, HostCopies& copies, const void* pointer, bool writable)
 {
     Allocation allocation = allocation_of(pointer);
     std::size_t offset = reinterpret_cast<CUdeviceptr>(pointer) - allocation.base;
     const std::size_t extent = array_extent(pointer);
+    if (!g_practice_reason.empty()) {
+        if (g_call_allocations.insert(allocation.id).second) g_charged.device_bytes += allocation.size;
+        // Each call copies its arrays on the runner's CPU: its CPU time is never the call's own
+        // (an allocation the runner has never mapped tells Runner::call so).
+        static unsigned long long copies_made = 0;
+        target_runner().note_allocation((1ull << 63) + ++copies_made);
+        copies.add_device(request, reinterpret_cast<void*>(allocation.base), allocation.size, allocation.id, offset,
+                          extent, writable);
+        return;
+    }
     if (g_batches.active) {
         // Timing in batches: the run in this slot gets its own copy of the allocation, as it is
         // now (this run's fresh inputs, its poisoned output).
@@ -404,7 +464,57 @@ void put_pointer(wire::Message& request, HostCopies& copies, const void* pointer
     if (attributes.type != cudaMemoryTypeDevice)
         throw std::runtime_error("checker bug: only device memory from cudaMalloc and host heap arrays can be "
                                  "passed to the student's functions");
-    put_device_pointer(request, pointer, writable);
+    put_device_pointer(request, copies, pointer, writable);
+}
+
+const std::string& practice_reason() { return g_practice_reason; }
+
+const std::string& find_practice_mode(bool probe_the_runners)
+{
+    constexpr const char* kDecided = "WORKBOOK_PRACTICE_MODE";  // the parent checker's decision, for a probe run
+    // WORKBOOK_FORCE_NO_IPC=1: as if the judge could make no handle; =runner: the runner is sent
+    // a handle that is no handle, so that its real open fails (the tests of practice mode).
+    const char* forced_value = std::getenv("WORKBOOK_FORCE_NO_IPC");
+    const std::string forced = forced_value != nullptr ? forced_value : "";
+    const char* decided = std::getenv(kDecided);
+    if (forced == "1" || (forced == "runner" && !probe_the_runners && decided == nullptr)) {
+        g_practice_reason = "CUDA IPC is switched off by WORKBOOK_FORCE_NO_IPC=" + forced;
+    } else if (!probe_the_runners) {
+        g_practice_reason = decided != nullptr ? decided : "";
+    } else {
+        // The judge makes a handle of an allocation of its own; a runner opens it. The reference's
+        // runner where there is one: no student code in it can make the answer differ.
+        DeviceBuffer<unsigned char> probe(256);
+        cudaIpcMemHandle_t handle{};
+        const cudaError_t status = cudaIpcGetMemHandle(&handle, probe.data());
+        if (forced == "runner") std::memset(&handle, 0, sizeof handle);
+        if (status != cudaSuccess) {
+            cudaGetLastError();
+            g_practice_reason = std::string("CUDA IPC is not available: cudaIpcGetMemHandle failed: ") +
+                                cudaGetErrorString(status) + " (" + cudaGetErrorName(status) + ")";
+        } else {
+            Runner& runner = has_reference_runner() ? reference_runner() : student_runner();
+            wire::Message request(wire::Op::probe_ipc);
+            request.put(handle);
+            try {
+                wire::Reader answer = runner.call(request, "a check of CUDA IPC");
+                answer.get<double>();
+                const bool opened = answer.get<unsigned char>() != 0;
+                const std::string error = answer.get_string();
+                runner.take_record();
+                if (!opened)
+                    g_practice_reason = "CUDA IPC is not available: the process that runs the code could not open "
+                                        "the checker's handle (cudaIpcOpenMemHandle): " + error +
+                                        (forced == "runner" ? ", as WORKBOOK_FORCE_NO_IPC=runner asked" : "");
+            } catch (const std::exception&) {
+                // The runner did not answer (it could not start, say): the first call says why,
+                // as without this check. Nothing tells that IPC is missing.
+            }
+        }
+    }
+    if (g_practice_reason.empty()) unsetenv(kDecided);
+    else setenv(kDecided, g_practice_reason.c_str(), 1);
+    return g_practice_reason;
 }
 
 }  // namespace workbook::remote

@@ -25,6 +25,13 @@
 ///
 /// The runner runs in a sandbox (sandbox.hpp); if it crashes or its CUDA context is lost, the
 /// call fails with what happened and the next call starts a fresh runner.
+///
+/// Where CUDA IPC is missing (WSL 2, some containers), the checker runs in **practice mode**
+/// (find_practice_mode): a device array travels as a host copy of its allocation in shared
+/// memory, which the runner copies into a device allocation of its own and, after the call, back
+/// (HostCopies::add_device); the judge copies it back into its own allocation and checks as
+/// usual. Calls are then timed one at a time, on the runner's own clock, and nothing is graded
+/// (docs/grading.md, "Practice mode").
 #pragma once
 
 #include "common/launch_record.hpp"
@@ -183,6 +190,9 @@ struct Charged {
     bool batchable = true;          ///< every call was of a void function on device arrays only
     std::size_t device_bytes = 0;   ///< the bytes of the device allocations the calls were given
     bool reference = false;         ///< the calls went to the reference solution's runner (as_reference)
+    /// Practice mode: `ms` is the runner's own time of the calls, less the copies of their arrays,
+    /// not the judge's clock (no round trip to take off). Never graded.
+    bool own_clock = false;
 };
 
 /// \brief Takes what the calls since the last take_charged took, and starts counting afresh.
@@ -236,13 +246,28 @@ bool register_forwarder(const void* address, const char* name);
 /// \param address a function's address
 const char* forwarder_name(const void* address);
 
+/// \brief Why this checker runs in practice mode ("CUDA IPC is not available: ..."), or "" when it
+/// does not: its results are then not for grading (docs/grading.md, "Practice mode").
+const std::string& practice_reason();
+
+/// \brief Decides, once at the checker's start, whether it runs in practice mode, and why:
+/// WORKBOOK_FORCE_NO_IPC=1 (the tests of practice mode), cudaIpcGetMemHandle failing here, or a
+/// runner failing to open the handle. A checker run by a tool for one probe (`--workbook-probe`)
+/// takes its parent's decision, from WORKBOOK_PRACTICE_MODE, which this sets for it.
+/// \param probe_the_runners ask a runner to open a handle (false: the environment only, as in a
+/// probe run or a checker without GPU code)
+/// \return the reason, or "" (practice_reason)
+const std::string& find_practice_mode(bool probe_the_runners);
+
 /// \brief One host array of a call, copied into shared memory for the runner.
 struct SharedCopy {
-    void* original = nullptr;  ///< the judge's array
+    void* original = nullptr;  ///< the judge's array (in practice mode, its device allocation)
     void* shared = nullptr;    ///< its copy, mapped from the shared-memory file
     std::size_t bytes = 0;     ///< the size of both
     int fd = -1;               ///< the shared-memory file
     bool writable = false;     ///< copied back after the call
+    bool device = false;       ///< practice mode: `original` is device memory (add_device)
+    unsigned long long id = 0; ///< practice mode: the device allocation's id
 };
 
 /// \brief Host copies of a call's host arrays; copied back after the call where writable.
@@ -257,6 +282,18 @@ public:
     /// \param data the array (the start of a heap block, as a std::vector's data() is)
     /// \param writable whether the function may write it (the parameter is not const)
     void add(wire::Message& request, const void* data, bool writable);
+    /// \brief Practice mode: copies a whole device allocation of the judge's into shared memory
+    /// and encodes the argument as that copy (Kind::device_copy). An allocation already shared
+    /// with this call is not copied again: the runner gives both arguments one device copy.
+    /// \param request the call
+    /// \param base the allocation's start
+    /// \param bytes its size
+    /// \param id its id
+    /// \param offset where the array starts in it
+    /// \param extent the array's size (the runner under a sanitizer copies exactly that)
+    /// \param writable whether the function may write it
+    void add_device(wire::Message& request, void* base, std::size_t bytes, unsigned long long id, std::size_t offset,
+                    std::size_t extent, bool writable);
     /// \brief Copies the writable arrays back where they came from.
     void copy_back();
     /// \brief Whether the call has no host array.

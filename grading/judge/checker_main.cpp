@@ -6,6 +6,8 @@
 //   {"event":"start","name":...}                                        before each test
 //   {"event":"end","name":...,"passed":B,"skipped":B,"seconds":S,"output":"..."}
 //                                                                       after each test
+//   In practice mode (CUDA IPC missing: calls.hpp, find_practice_mode) "run" and every "end"
+//   also carry "practice":"<why>": those results are not for grading.
 //   {"event":"context_lost","name":...}                                 a sticky CUDA error; the
 //                                                                       process exits with 75
 //   {"event":"no_device","message":"..."}                               the process exits with 77
@@ -80,6 +82,27 @@ int decorated(const doctest::TestCaseData& test, const char* key)
     return std::atoi(text + len + 1);
 }
 
+// In practice mode, the field that marks a result as not for grading (calls.hpp); otherwise none.
+std::string practice_field()
+{
+    const std::string& why = remote::practice_reason();
+    return why.empty() ? "" : ",\"practice\":" + json_quote(why);
+}
+
+// Decides whether this checker runs in practice mode (find_practice_mode: a runner is asked
+// where there is a GPU), and says so above every test when it does.
+void decide_practice_mode(bool with_gpu)
+{
+    const std::string& why = remote::find_practice_mode(with_gpu);
+    if (why.empty()) return;
+    std::printf("practice mode: not for grading (%s)\n"
+                "  your code still runs in its own process, on copies of the checker's device arrays made for each "
+                "call; speed is measured by that process, on its own clock, one call at a time, without the "
+                "copies (docs/grading.md, \"Practice mode\")\n",
+                why.c_str());
+    std::fflush(stdout);
+}
+
 // Records what each test said and reports it on the results channel.
 struct GradeListener : doctest::IReporter {
     explicit GradeListener(const doctest::ContextOptions&) {}
@@ -107,7 +130,7 @@ struct GradeListener : doctest::IReporter {
         const std::string device = device_facts().describe();
 #endif
         emit("{\"event\":\"run\",\"seed\":" + std::to_string(run_seed()) +
-             ",\"device\":" + json_quote(device) + "}");
+             ",\"device\":" + json_quote(device) + practice_field() + "}");
     }
 
     void test_run_end(const doctest::TestRunStats&) override
@@ -146,7 +169,7 @@ struct GradeListener : doctest::IReporter {
              ",\"passed\":" + (stats.testCaseSuccess && !skipped ? "true" : "false") +
              ",\"skipped\":" + (skipped ? "true" : "false") +
              ",\"seconds\":" + std::to_string(stats.seconds) +
-             ",\"output\":" + json_quote(output_.str()) + "}");
+             ",\"output\":" + json_quote(output_.str()) + practice_field() + "}");
     }
 
     void test_case_exception(const doctest::TestCaseException& e) override
@@ -303,6 +326,8 @@ int run_probe_alone(const std::string& probe)
         std::fprintf(stderr, "%s\nThe probe was not run.\n", device.message.c_str());
         return exit_no_device;
     }
+    // The checker that started this run decided whether it runs in practice mode.
+    remote::find_practice_mode(false);
     try {
         //! [run probe]
         if (!run_probe(probe)) {
@@ -437,6 +462,8 @@ int main(int argc, char** argv)
 #endif
     if (needs_device)
         if (const std::optional<int> stop = workbook::ready_the_gpu(argc, argv)) return *stop;
+    // Before the tool runs start: they take this decision (WORKBOOK_PRACTICE_MODE).
+    if (!workbook::wants_only_information(argc, argv)) workbook::decide_practice_mode(needs_device);
     if (!workbook::wants_only_information(argc, argv)) {
         const int gate =
             needs_device && workbook::held_for_turn() ? workbook::start_tool_runs_behind_gate(argc, argv) : -1;

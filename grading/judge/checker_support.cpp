@@ -67,6 +67,10 @@ SpeedVerdict check_speed(const Call& yours, const std::function<void(float* out)
     if (verdict.profiled) return verdict;
     if (!verdict.yours.empty()) MESSAGE(verdict.yours);
     if (!verdict.reference.empty()) MESSAGE(verdict.reference);
+    // Practice mode (calls.hpp): both sides were timed by their own runner, not by the judge.
+    if (!remote::practice_reason().empty())
+        MESSAGE("practice mode: both times are the runners' own, each call alone, without the copies of its "
+                "arrays: not for grading");
     if (verdict.ok) return verdict;
     // One explanation per test: a test that times several cases explains its first slow one.
     if (verdict.slow && !g_explained) {

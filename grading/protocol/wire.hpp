@@ -27,6 +27,10 @@ enum class Op : unsigned char {
     exit = 4,    ///< judge -> runner: finish and exit 0
     done = 5,    ///< runner -> judge: the call returned and its work is finished on the GPU
     record = 6,  ///< runner -> judge, after done: what CUPTI saw the call launch and copy
+    /// judge -> runner, once at the checker's start: can you open this CUDA IPC handle? The
+    /// answer is a done whose result is a byte (1: opened) and the CUDA error's words (practice
+    /// mode, docs/grading.md)
+    probe_ipc = 7,
 };
 
 /// \brief How an argument travels.
@@ -35,7 +39,15 @@ enum class Kind : unsigned char {
     null = 2,    ///< a null pointer
     device = 3,  ///< device memory: a CUDA IPC handle of its allocation and an offset into it
     host = 4,    ///< host memory: a shared-memory file (passed with the message) holding a copy
+    /// device memory where CUDA IPC is missing (practice mode): a shared-memory file holding a
+    /// copy of the whole allocation, which the runner copies into a device allocation of its own
+    /// for the call and, when the function may write it, back into the file after the call
+    device_copy = 5,
 };
+
+/// \brief The index of a descriptor that a message does not carry: a device_copy argument of an
+/// allocation that an earlier argument of the same call already brought.
+constexpr std::uint32_t kSameFileAsBefore = 0xffffffffu;
 
 /// \brief How a call ended in the runner.
 enum class Status : unsigned char {

@@ -3,6 +3,9 @@
 // For each call: map the judge's arrays, start CUPTI's recording, call the function, note when
 // the default stream has drained after it returned, wait for the whole GPU, answer "done", then
 // send what CUPTI saw. The judge's clock stops at "done"; the record follows outside it.
+// Where CUDA IPC is missing (practice mode), the judge's device arrays come as host copies: each
+// is copied into a device allocation of the runner's for the call and back after it
+// (Kind::device_copy), and the record ends before those copies back, which are not the call's.
 // runner.hpp and grading/judge/calls.hpp describe the two sides; docs/grading.md the reasons.
 #include "runner.hpp"
 
@@ -15,7 +18,11 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <climits>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -61,6 +68,23 @@ void* open_allocation(std::uint64_t id, const cudaIpcMemHandle_t& handle)
 
 std::string g_cupti_unavailable;  // why CUPTI cannot record here (another tool holds it), or ""
 
+// Practice mode (Kind::device_copy): the judge's allocations shared with the call being decoded,
+// by id: the host copy mapped here and, but under a sanitizer, the index of the device copy among
+// its Arguments' copies. Two arguments in one allocation share both, so that what the call writes
+// through either comes back whole (under a sanitizer each array has its own exact copy).
+struct CallCopy {
+    char* host = nullptr;
+    std::size_t device = SIZE_MAX;
+};
+std::map<std::uint64_t, CallCopy> g_call_copies;
+int g_practice_copies = 0;     // device_copy arguments in the message being served
+double g_copying_in_ms = 0;    // the time their copies in took (not the call's: own_ms leaves it out)
+
+double ms_since(std::chrono::steady_clock::time_point start)
+{
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 Arguments::~Arguments()
@@ -72,7 +96,14 @@ Arguments::~Arguments()
 void Arguments::finish()
 {
     for (ExactCopy& copy : exact_copies_) {
-        if (copy.writable) CUDA_CHECK(cudaMemcpy(copy.array, copy.copy, copy.bytes, cudaMemcpyDeviceToDevice));
+        // `array` is the judge's allocation mapped here, or in practice mode in the host copy of
+        // it that the judge shared (one of host_maps_).
+        const bool to_host = std::any_of(host_maps_.begin(), host_maps_.end(), [&copy](const auto& map) {
+            const char* start = static_cast<const char*>(map.first);
+            return copy.array >= start && copy.array < start + map.second;
+        });
+        if (copy.writable)
+            CUDA_CHECK(cudaMemcpy(copy.array, copy.copy, copy.bytes, to_host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice));
         CUDA_CHECK(cudaFree(copy.copy));
     }
     exact_copies_.clear();
@@ -98,6 +129,55 @@ void* Arguments::next_pointer()
         exact_copies_.push_back({copy, array, extent, writable});
         CUDA_CHECK(cudaMemcpy(copy, array, extent, cudaMemcpyDeviceToDevice));
         return copy;
+    }
+    case wire::Kind::device_copy: {
+        // Practice mode: the judge's allocation as a host copy in a shared file. The function
+        // gets a device copy of it, made here; finish() copies it back into the file when the
+        // function may write it. Under a sanitizer, as above, a copy of exactly the array.
+        const auto started = std::chrono::steady_clock::now();
+        const auto id = message_.get<std::uint64_t>();
+        const auto index = message_.get<std::uint32_t>();
+        const auto size = static_cast<std::size_t>(message_.get<std::uint64_t>());
+        const auto offset = static_cast<std::size_t>(message_.get<std::uint64_t>());
+        const auto extent = static_cast<std::size_t>(message_.get<std::uint64_t>());
+        const bool writable = message_.get<unsigned char>() != 0;
+        ++g_practice_copies;
+        CallCopy& shared = g_call_copies[id];
+        if (shared.host == nullptr) {
+            if (index == wire::kSameFileAsBefore)
+                throw std::runtime_error("the judge sent a copy of an array that it never shared");
+            const int fd = message_.take_fd(index);
+            void* address = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            ::close(fd);
+            if (address == MAP_FAILED) throw std::runtime_error("the runner could not map a copy of the judge's array");
+            host_maps_.push_back({address, size});
+            shared.host = static_cast<char*>(address);
+        }
+        if (offset > size || extent > size - offset)
+            throw std::runtime_error("the judge sent an array outside its allocation");
+        char* result = nullptr;
+        if (exact_ && extent > 0) {
+            void* copy = nullptr;
+            CUDA_CHECK(cudaMalloc(&copy, extent));
+            exact_copies_.push_back({copy, shared.host + offset, extent, writable});
+            CUDA_CHECK(cudaMemcpy(copy, shared.host + offset, extent, cudaMemcpyHostToDevice));
+            result = static_cast<char*>(copy);
+        } else if (shared.device == SIZE_MAX) {
+            void* copy = nullptr;
+            CUDA_CHECK(cudaMalloc(&copy, size));
+            shared.device = exact_copies_.size();
+            exact_copies_.push_back({copy, shared.host, size, writable});
+            CUDA_CHECK(cudaMemcpy(copy, shared.host, size, cudaMemcpyHostToDevice));
+            result = static_cast<char*>(copy) + offset;
+        } else {
+            ExactCopy& copy = exact_copies_.at(shared.device);
+            copy.writable = copy.writable || writable;
+            result = static_cast<char*>(copy.copy) + offset;
+        }
+        // The copy is finished before the function starts, and its time is not the call's.
+        CUDA_CHECK(cudaDeviceSynchronize());
+        g_copying_in_ms += ms_since(started);
+        return result;
     }
     case wire::Kind::host: {
         const int fd = message_.take_fd(message_.get<std::uint32_t>());
@@ -226,14 +306,18 @@ void wait_without_spinning()
 
 // Runs the message's calls one after another (a ping runs none), then waits for the whole GPU,
 // so that their work is finished when the judge hears "done". Throws what a call threw. The
-// judge times all of it on its own clock; nothing here is timed.
-void run_calls(wire::Reader& request, bool ping, wire::Message& result)
+// judge times all of it on its own clock. `own_ms` is this process's own time of the calls, from
+// the first call's start to the end of the waits, less the copies in of practice mode: the judge
+// uses it in practice mode only, where nothing is graded (docs/grading.md, "Practice mode").
+// The calls' arguments are left to finish (serve_call).
+void run_calls(wire::Reader& request, bool ping, wire::Message& result, std::vector<Call>& calls, double& own_ms)
 {
     // The GPU switches between the judge's context and this one: a first kernel takes the
     // switch, so that a call's kernels start at once (the marker below relies on it).
     workbook_runner_drained<<<1, 1, 0, cudaStreamLegacy>>>();
     wait_without_spinning();
-    std::vector<Call> calls;
+    const auto started = std::chrono::steady_clock::now();
+    g_copying_in_ms = 0;
     if (!ping) {
         const bool exact = request.get<unsigned char>() != 0;
         const auto count = request.get<std::uint32_t>();
@@ -246,6 +330,7 @@ void run_calls(wire::Reader& request, bool ping, wire::Message& result)
             // The call's arguments: device arrays opened from the judge's IPC handles (kept
             // open for later calls), host arrays mapped from the judge's shared memory.
             call.arguments = std::make_unique<Arguments>(request, exact);
+            g_call_copies.clear();
             if (call.profile) nvtxRangePushA("workbook-profile");
             call.function->invoke(*call.arguments, result);
             if (call.profile) nvtxRangePop();
@@ -258,19 +343,22 @@ void run_calls(wire::Reader& request, bool ping, wire::Message& result)
     CUDA_CHECK(cudaGetLastError());
     wait_without_spinning();
     CUDA_CHECK(cudaDeviceSynchronize());  // and for any other stream (at once when none is busy)
-    for (Call& call : calls) call.arguments->finish();
+    own_ms = std::max(ms_since(started) - g_copying_in_ms, 0.0);
 }
 
-// The "done" answer: how the call ended, this process's time of it, and, when all went well,
-// its result.
-wire::Message done_message(const Outcome& outcome, const wire::Message& result)
+// The "done" answer: how the call ended and, when all went well, this process's own time of it
+// (run_calls) and its result.
+wire::Message done_message(const Outcome& outcome, double own_ms, const wire::Message& result)
 {
     wire::Message done(wire::Op::done);
     done.put(outcome.status);
     done.put(static_cast<std::int32_t>(outcome.code));
     done.put(static_cast<unsigned char>(outcome.sticky()));
     done.put_string(outcome.text);
-    if (outcome.status == wire::Status::ok) done.put_bytes(result.bytes().data(), result.bytes().size());
+    if (outcome.status == wire::Status::ok) {
+        done.put(own_ms);
+        done.put_bytes(result.bytes().data(), result.bytes().size());
+    }
     return done;
 }
 
@@ -290,17 +378,13 @@ LaunchRecord what_it_launched(bool recording, const Outcome& outcome)
     return seen;
 }
 
-// One call or ping: run it, answer done, then send the record.
-bool serve_call(int socket, wire::Reader& request, bool ping)
+// Runs `step`, and notes in `outcome` what it threw, unless an earlier step failed.
+template <class Step>
+void step_of_call(Outcome& outcome, Step step)
 {
-    ++g_call;
-    wire::Message result;  // the result's fields, appended to done when all went well
-    Outcome outcome;
-    bool recording = false;
+    if (outcome.status != wire::Status::ok) return;
     try {
-        recording = begin_recording_if_free();
-        cudaGetLastError();  // the student's call starts with no error pending from the runner's
-        run_calls(request, ping, result);
+        step();
     } catch (const CudaError& e) {
         outcome.status = wire::Status::cuda_error;
         outcome.code = e.code();
@@ -309,6 +393,32 @@ bool serve_call(int socket, wire::Reader& request, bool ping)
         outcome.status = wire::Status::exception;
         outcome.text = e.what();
     }
+}
+
+// One call or ping: run it, answer done, then send the record.
+bool serve_call(int socket, wire::Reader& request, bool ping)
+{
+    ++g_call;
+    wire::Message result;  // the result's fields, appended to done when all went well
+    Outcome outcome;
+    bool recording = false;
+    std::vector<Call> calls;
+    double own_ms = 0;
+    g_practice_copies = 0;
+    step_of_call(outcome, [&] {
+        recording = begin_recording_if_free();
+        cudaGetLastError();  // the student's call starts with no error pending from the runner's
+        run_calls(request, ping, result, calls, own_ms);
+    });
+    // Practice mode: the record ends before the copies back into the judge's files, which are the
+    // runner's work, not the call's (a copy to the host would count as the call's own).
+    const bool practice = g_practice_copies > 0;
+    LaunchRecord seen;
+    if (practice) seen = what_it_launched(recording, outcome);
+    step_of_call(outcome, [&] {
+        for (Call& call : calls) call.arguments->finish();
+    });
+    calls.clear();
     if (outcome.status == wire::Status::ok) {
         // An error raised inside a kernel shows at the first call that waits for it.
         const cudaError_t late = cudaGetLastError();
@@ -318,11 +428,32 @@ bool serve_call(int socket, wire::Reader& request, bool ping)
             outcome.text = std::string(cudaGetErrorString(late)) + " (" + cudaGetErrorName(late) + ")";
         }
     }
-    if (!wire::send(socket, done_message(outcome, result))) return false;
+    if (!wire::send(socket, done_message(outcome, own_ms, result))) return false;
 
-    if (!wire::send(socket, record_message(what_it_launched(recording, outcome)))) return false;
+    if (!practice) seen = what_it_launched(recording, outcome);
+    if (!wire::send(socket, record_message(seen))) return false;
     Arguments::forget_stale_allocations();
     return true;
+}
+
+// The judge's question at its start (Op::probe_ipc): can this process open a CUDA IPC handle of
+// the judge's? The answer is done with a byte, 1 when it could, and the CUDA error's words when
+// not; then an empty record, as after any call.
+bool serve_ipc_probe(int socket, wire::Reader& request)
+{
+    const auto handle = request.get<cudaIpcMemHandle_t>();
+    void* base = nullptr;
+    const cudaError_t status = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
+    if (status == cudaSuccess) cudaIpcCloseMemHandle(base);
+    cudaGetLastError();  // nothing of this may reach the student's first call
+    wire::Message answer;
+    answer.put(static_cast<unsigned char>(status == cudaSuccess));
+    answer.put_string(status == cudaSuccess ? std::string()
+                                            : std::string(cudaGetErrorString(status)) + " (" + cudaGetErrorName(status) + ")");
+    if (!wire::send(socket, done_message(Outcome{}, 0, answer))) return false;
+    LaunchRecord none;
+    none.unavailable = "a check of CUDA IPC runs nothing";
+    return wire::send(socket, record_message(none));
 }
 
 // Readies CUDA's context, the marker kernel's module and CUPTI while the judge starts too, so
@@ -399,8 +530,12 @@ int main()
             close(socket);
             return 0;
         }
-        if (op != wire::Op::call && op != wire::Op::ping) return 3;
+        if (op != wire::Op::call && op != wire::Op::ping && op != wire::Op::probe_ipc) return 3;
         if (std::exchange(cold, false)) ready_the_gpu();
+        if (op == wire::Op::probe_ipc) {
+            if (!runner::serve_ipc_probe(socket, request)) return 0;
+            continue;
+        }
         if (!runner::serve_call(socket, request, op == wire::Op::ping)) return 0;
         std::fflush(stdout);
     }
