@@ -105,6 +105,7 @@ class CheckerRun:
                            "passed" if event.get("passed") is True else "failed")
             test.output = str(event.get("output", ""))
             test.seconds = float(event.get("seconds", 0))
+            test.practice = str(event.get("practice") or "")  # practice mode: why it is not for grading
             self.on_result(test)
             self.position, self.current, self.started = self.position + 1, None, time.monotonic()
         elif kind == "no_device":

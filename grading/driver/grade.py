@@ -27,6 +27,11 @@ How a lab is graded:
 Outputs, under <build>/grade/: results.json (Gradescope's format), junit.xml, and one log per lab
 with everything the checker printed.
 
+Practice mode: where CUDA IPC is missing (WSL 2, some containers), the checkers still run every
+test, on copies of their device arrays, and say so on their signed channel; every result is then
+shown as "practice mode: not for grading (<why>)", and results.json and junit.xml, what a course
+grades from, are not written unless --allow-practice is given (docs/grading.md, "Practice mode").
+
 On a cluster's login node, which has no GPU: --runner slurm (make check LAB=NN RUNNER=slurm) runs
 this same command through `srun --gres=gpu:1` on a GPU of the cluster, its output streamed live
 and its exit status srun's. Run locally on a machine with no GPU but with srun, the grader says so
@@ -60,7 +65,7 @@ from checker_process import (EXIT_NO_DEVICE, HeldChecker, adopt_leftovers, list_
                              run_tests)
 from device import probe_device
 from reports import write_reports
-from results import Lab
+from results import Lab, practice_line, practice_of
 from screen import TestPrinter, next_step, print_device, print_scores, print_slurm_hint
 from skeletons import not_started_sentence
 from timeouts import (PROFILE_ALLOWANCE, REFERENCE_TIMEOUT, TIMEOUT_FACTOR, TIMEOUT_FLOOR,
@@ -116,6 +121,9 @@ def parse_args(argv):
     p.add_argument("--verbose", action="store_true", help="also show everything the checker prints")
     p.add_argument("--no-build", action="store_true", help="use the binaries already built")
     p.add_argument("--out", help="where results.json, junit.xml and logs go (default <build>/grade)")
+    p.add_argument("--allow-practice", action="store_true",
+                   help="in practice mode (CUDA IPC missing), write results.json and junit.xml anyway, "
+                        "every result in them marked as practice")
     p.add_argument("--expect", choices=["full", "zero"],
                    help="for the test suite: exit 0 only if the score is full / every test failed")
     slurm = p.add_argument_group("Slurm", "--runner slurm: this same command, run by srun on a GPU "
@@ -153,13 +161,28 @@ def grade(args):
     grade_labs(labs, Run(build_dir, trusted_build_dir, args, device, checker_environment(seed, device), out_dir))
 
     print_scores(labs)
-    write_reports(out_dir, labs, seed, device, time.monotonic() - started)
-    print("Reports: %s/results.json, %s/junit.xml, %s/report.html, logs in %s/"
-          % (out_dir, out_dir, out_dir, out_dir))
+    written = write_reports(out_dir, labs, seed, device, time.monotonic() - started,
+                            getattr(args, "allow_practice", False))
+    print("Reports: %s, logs in %s/" % (", ".join("%s/%s" % (out_dir, name) for name in written), out_dir))
     if device.get("ok") and not args.solutions and not args.variant and not args.test:
         for line in next_step(labs):
             print(line)
+    say_practice(labs, written)
     return labs, device, seed, exit_status(labs, device, args)
+
+
+def say_practice(labs, written):
+    """In practice mode, the last words of the run: what was and was not written, and why."""
+    practice = practice_of(labs)
+    if not practice:
+        return
+    if "results.json" in written:
+        print("%s: results.json and junit.xml were written anyway (--allow-practice), every result in "
+              "them marked as practice." % practice_line(practice))
+    else:
+        print("%s: results.json and junit.xml were not written, since a course grades from them. "
+              "To write them anyway, each result marked as practice: make grade PRACTICE_OK=1 "
+              "(grade.py --allow-practice)." % practice_line(practice))
 
 
 def submission_build_dir(args, trusted_build_dir):
@@ -368,7 +391,8 @@ def grade_lab(lab, run, held=None, start_next=None):
         problem = run_tests(binary, lab.tests, filters, env_extra, timeout, log, args.verbose, on_result,
                             held)
         print_not_started(lab, args.verbose)
-        if args.solutions and not problem and not filters:
+        # Practice mode's times (copies and all) are not kept: a later run with CUDA IPC would take them.
+        if args.solutions and not problem and not filters and not lab.practice:
             remember_reference_times(trusted_build_dir, lab, trusted, device)
         if problem:
             skip_unfinished(lab, problem)
@@ -463,8 +487,12 @@ def test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
         run_tests(trusted, reference, [], env_extra, REFERENCE_TIMEOUT, log, False, lambda test: None)
         reference_lab = Lab(lab.id, lab.source)
         reference_lab.tests = reference
-        remember_reference_times(trusted_build_dir, reference_lab, trusted, device)
-        entry = load_reference_times(trusted_build_dir)[lab.id]
+        if reference_lab.practice:
+            # Practice mode's times serve this run only (see grade_lab).
+            entry = {"seconds": {t.name: t.seconds for t in reference if t.status == "passed"}}
+        else:
+            remember_reference_times(trusted_build_dir, reference_lab, trusted, device)
+            entry = load_reference_times(trusted_build_dir)[lab.id]
     seconds = entry["seconds"]
     said = ("timeouts: %dx the reference solution's time per test on this GPU, at least %.0f s"
             % (TIMEOUT_FACTOR, TIMEOUT_FLOOR))

@@ -3,12 +3,19 @@ junit.xml (for CI), and report.html (one self-contained page for the student).
 
 Each is written from the same Labs and Tests that make grade printed; report.html groups a
 repeated reason as make grade does (screen.py's ReasonsSeen).
+
+In practice mode (CUDA IPC missing: docs/grading.md, "Practice mode") the results are not for
+grading: write_reports writes report.html only, marked, and removes a results.json or junit.xml
+left by an earlier run, unless told to write them (make grade --allow-practice); then every
+result in them says "practice mode: not for grading (<why>)", and results.json's extra_data
+carries "practice_mode": <why>.
 """
 import json
 import os
 import xml.etree.ElementTree as ET
 from html import escape
 
+from results import practice_line, practice_of
 from screen import ReasonsSeen, short_reason
 
 
@@ -23,6 +30,8 @@ def write_results_json(path, labs, seed, device, seconds):
                           "visibility": "visible"})
         for t in lab.tests:
             output = t.output if t.status != "skipped" else "not run (skipped): " + t.output
+            if t.practice:
+                output = practice_line(t.practice) + "\n" + output
             tests.append({"name": "lab %s %s: %s" % (lab.number, lab.title, t.name),
                           "score": t.score, "max_score": t.max_score,
                           "status": "passed" if t.status == "passed" else "failed",
@@ -34,6 +43,10 @@ def write_results_json(path, labs, seed, device, seconds):
             seed, seed, device.get("device", device.get("message", "none"))),
         "tests": tests,
     }
+    practice = practice_of(labs)
+    if practice:
+        result["output"] = practice_line(practice) + "; " + result["output"]
+        result["extra_data"] = {"practice_mode": practice}
     with open(path, "w") as f:
         json.dump(result, f, indent=2)
     return result
@@ -47,9 +60,15 @@ def write_junit(path, labs):
                               failures=str(sum(t.status == "failed" for t in lab.tests)),
                               skipped=str(sum(t.status == "skipped" for t in lab.tests)),
                               time="%.3f" % sum(t.seconds for t in lab.tests))
+        if lab.practice:
+            properties = ET.SubElement(suite, "properties")
+            ET.SubElement(properties, "property", name="practice_mode", value=practice_line(lab.practice))
         for t in lab.tests:
             case = ET.SubElement(suite, "testcase", classname=lab.id, name=t.name,
                                  time="%.3f" % t.seconds)
+            if t.practice:
+                ET.SubElement(case, "properties").append(
+                    ET.Element("property", name="practice_mode", value=practice_line(t.practice)))
             if t.status == "failed":
                 first = t.output.strip().splitlines()[0] if t.output.strip() else "failed"
                 ET.SubElement(case, "failure", message=first).text = t.output
@@ -93,7 +112,9 @@ def report_head(labs, seed, device, seconds):
             "<h1>Score: %d/%d%s</h1>" % (total, possible,
                                          " +%d/%d bonus" % (bonus, possible_bonus) if possible_bonus else ""),
             "<p>seed %d (replay: <code>make grade SEED=%d</code>); device: %s; %.1f s</p>" % (
-                seed, seed, escape(device.get("device", device.get("message", "none"))), seconds)]
+                seed, seed, escape(device.get("device", device.get("message", "none"))), seconds)] + (
+            ["<p class='failed'><b>%s</b></p>" % escape(practice_line(practice_of(labs)))]
+            if practice_of(labs) else [])
 
 
 def score_bars(labs):
@@ -135,8 +156,10 @@ def test_rows(t, lab_problem, seen):
     why: a failure's reason with every detail folded, unless it is the lab's problem, shown
     once above the table."""
     worth = ("%d/%d" % (t.score, t.points) if t.points else "%d/%d bonus" % (t.score, t.bonus))
-    out = ["<tr><td class='%s'>%s</td><td>%s</td><td class='n'>%s</td><td class='n'>"
-           "%.1f s</td></tr>" % (t.status, t.status.upper(), escape(t.name), worth, t.seconds)]
+    out = ["<tr><td class='%s'>%s</td><td>%s%s</td><td class='n'>%s</td><td class='n'>"
+           "%.1f s</td></tr>" % (t.status, t.status.upper(), escape(t.name),
+                                 " <span class='skipped'>(%s)</span>" % escape(practice_line(t.practice))
+                                 if t.practice else "", worth, t.seconds)]
     if t.status == "failed" and t.output.strip() and t.output != lab_problem:
         reason = short_reason(t.output)
         shown = ("same reason as above" if seen.repeats(reason)
@@ -148,8 +171,21 @@ def test_rows(t, lab_problem, seen):
     return out
 
 
-def write_reports(out_dir, labs, seed, device, seconds):
-    """All three, side by side in out_dir."""
-    write_results_json(os.path.join(out_dir, "results.json"), labs, seed, device, seconds)
-    write_junit(os.path.join(out_dir, "junit.xml"), labs)
+def write_reports(out_dir, labs, seed, device, seconds, allow_practice=False):
+    """All three, side by side in out_dir; in practice mode report.html only, unless
+    `allow_practice`: results.json and junit.xml are what a course grades from, and an earlier
+    run's are removed, so that none is taken for this run's. Returns the names written."""
+    written = []
+    for name in ("results.json", "junit.xml"):
+        path = os.path.join(out_dir, name)
+        if practice_of(labs) and not allow_practice:
+            if os.path.exists(path):
+                os.remove(path)
+            continue
+        if name == "results.json":
+            write_results_json(path, labs, seed, device, seconds)
+        else:
+            write_junit(path, labs)
+        written.append(name)
     write_report_html(os.path.join(out_dir, "report.html"), labs, seed, device, seconds)
+    return written + ["report.html"]

@@ -6,6 +6,16 @@ test's status from the checker's signed results, screen.py prints them, reports.
 """
 
 
+def practice_line(reason):
+    """The words every report puts on a result of practice mode, with the reason."""
+    return "practice mode: not for grading (%s)" % reason
+
+
+def practice_of(labs):
+    """Why these labs' results are not for grading (practice mode), or "" when they are."""
+    return next((lab.practice for lab in labs if lab.practice), "")
+
+
 class Test:
     """One graded test: what it is worth and what happened to it."""
 
@@ -14,6 +24,9 @@ class Test:
         self.status = "failed"   # passed | failed | skipped
         self.output = "did not run: the checker stopped before reaching this test"
         self.seconds = 0.0
+        # Practice mode (CUDA IPC missing, docs/grading.md): why this result is not for grading,
+        # as the checker said on its signed channel; "" for a result that is.
+        self.practice = ""
 
     @property
     def max_score(self):
@@ -52,6 +65,11 @@ class Lab:
     @property
     def max_bonus(self):
         return sum(t.bonus for t in self.tests)
+
+    @property
+    def practice(self):
+        """Why the lab's results are not for grading (practice mode), or "" when they are."""
+        return next((t.practice for t in self.tests if t.practice), "")
 
     @property
     def all_skipped(self):

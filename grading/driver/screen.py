@@ -9,6 +9,7 @@ import shutil
 import sys
 
 from device import nvidia_smi_gpus
+from results import practice_line, practice_of
 
 
 def short_reason(output):
@@ -50,22 +51,29 @@ class TestPrinter:
     """Prints a lab's tests as they finish: one line each, with points and time. Under a failing
     test, `verbose` (make check) shows everything it printed; otherwise its reason, and only the
     first time that reason appears in the lab ("same reason as above" after). A lab that is not
-    started prints nothing here: grade_lab says so in one sentence."""
+    started prints nothing here: grade_lab says so in one sentence. In practice mode the lab's
+    first result is headed by the practice line, with its reason, and every result line ends with
+    "practice mode: not for grading"."""
 
     def __init__(self, verbose, quiet=False):
         self.verbose, self.quiet = verbose, quiet
         self.seen, self.hints = ReasonsSeen(), []
+        self.practice_said = ""
 
     def __call__(self, test):
         if self.quiet:
             return
+        if test.practice and test.practice != self.practice_said:
+            print("  " + practice_line(test.practice))
+            self.practice_said = test.practice
         mark = {"passed": "OK  ", "failed": "FAIL", "skipped": "SKIP"}[test.status]
         if test.points:
             worth = "%d/%d" % (test.score if test.status == "passed" else 0, test.points)
         else:
             worth = "%d/%d bonus" % (test.score, test.bonus)
         name = test.name if len(test.name) <= 62 else test.name[:59] + "..."
-        print("  %s %s %s %-8s %5.1fs" % (name, "." * (64 - len(name)), mark, worth, test.seconds))
+        print("  %s %s %s %-8s %5.1fs%s" % (name, "." * (64 - len(name)), mark, worth, test.seconds,
+                                            "  practice mode: not for grading" if test.practice else ""))
         for line in self.detail(test):
             print("        " + line)
         sys.stdout.flush()
@@ -104,15 +112,20 @@ def print_scores(labs):
     """The summary after the last lab: a line per lab, then the score (and bonus) in all. A lab's
     problem is named once; the next lab with the same one says "the same as above"."""
     print("")
+    practice = practice_of(labs)
+    if practice:
+        print(practice_line(practice))
     previous = None
     for lab in labs:
         problem = lab.problem.splitlines()[0].rstrip(":") if lab.problem else ""
         note = "" if not problem else " (the same as above)" if problem == previous else " (%s)" % problem
         previous = problem
+        if lab.practice:
+            note += "  practice mode: not for grading"
         print("Lab %s %-24s %s%s" % (lab.number, lab.title, lab.summary(), note))
     total, possible = sum(lab.score for lab in labs), sum(lab.max_score for lab in labs)
     bonus, possible_bonus = sum(lab.bonus for lab in labs), sum(lab.max_bonus for lab in labs)
-    print("Score: %d/%d" % (total, possible))
+    print("Score: %d/%d%s" % (total, possible, " (practice mode: not for grading)" if practice else ""))
     if possible_bonus:
         print("Bonus: %d/%d" % (bonus, possible_bonus))
 
