@@ -35,7 +35,7 @@ SKIP = 77
 # The notebook's line that names the handout, which the test points at the local one.
 HANDOUT_LINE = re.compile(r'^HANDOUT_URL = ".*"$', re.M)
 # What the notebook's make check cell prints at its end.
-CHECK_STATUS = re.compile(r"make check LAB=01 exited with status (\d+)")
+CHECK_STATUS = re.compile(r"make check LAB=01: the grader exited with status (\d+)")
 
 
 def python_with_nbclient():
@@ -247,7 +247,7 @@ def main():
             return 1
         statuses = CHECK_STATUS.findall(r.stdout)
         if statuses != ["1"]:
-            print("FAILED: the notebook's make check LAB=01 should exit with status 1 on the "
+            print("FAILED: the grader of the notebook's make check LAB=01 should exit with status 1 on the "
                   "skeleton (its tests fail); the notebook reported %s" % (statuses or "no status"))
             return 1
         if "not started" not in r.stdout:
