@@ -10,7 +10,9 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -284,6 +286,13 @@ public:
     FreshInputs(const FreshInputs&) = delete;
     FreshInputs& operator=(const FreshInputs&) = delete;
     bool any() const { return !inputs_.empty(); }
+    // New values for every run from here on: a timing repeated (time_call's retiming) must not
+    // find the inputs of the first, which the student's process has already seen.
+    void next_series()
+    {
+        std::random_device entropy;
+        base_seed_ = (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
+    }
     // The inputs of timed run `run` (the same run number gives the same values, for the reference).
     void refill(int run)
     {
@@ -534,8 +543,17 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
         return verdict;
     }
 
+    // Traced (WORKBOOK_CLOCK_TRACE): where a timed call's time goes, phase by phase.
+    static const bool traced = std::getenv("WORKBOOK_CLOCK_TRACE") != nullptr;
+    const auto started = std::chrono::steady_clock::now();
+    const auto phase = [&](const char* what) {
+        if (traced)
+            std::printf("time_call %d: %s at %.1f ms\n", index, what,
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+    };
     Output out(yours);
     const Verdict correct = judge_into(yours, {}, out);
+    phase("judged");
     if (!correct.ok) {
         verdict.message = "not timed: " + yours.function + " is wrong at " + yours.what +
                           ". Make the correctness tests pass first.\n" + correct.message;
@@ -543,6 +561,7 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
     }
     FreshInputs fresh(yours.inputs);
     Output theirs_out(yours);  // the reference's output for the same input
+    phase("fresh inputs made");
     const auto failed_runs = [index](const TimedRunFailed& failed) {
         SpeedVerdict failed_verdict;
         failed_verdict.call = index;
@@ -557,7 +576,9 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
         } catch (const TimedRunFailed& failed) {
             return failed;
         }
+        phase("yours timed");
         theirs = time_reference(yours, reference, fresh, theirs_out);
+        phase("reference timed");
         take_off_batch_cost(mine, theirs);
         return std::nullopt;
     };
@@ -578,6 +599,7 @@ SpeedVerdict time_call(const Call& yours, const std::function<void(float* out)>&
         note << " (timed twice, the second timing counts; the first, " << mine.ms_per_run()
              << " ms, was beyond what this GPU can do)";
     Timing again, theirs_again;
+    fresh.next_series();
     if (const auto failed = time_both(again, theirs_again)) return failed_runs(*failed);
     const bool keep_faster = verdict.slow;
     if (!keep_faster || again.seconds() < mine.seconds()) mine = again;

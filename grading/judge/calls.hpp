@@ -112,6 +112,19 @@ public:
     /// on the GPU. The next call starts it afresh.
     void stop_and_wait();
 
+    /// \brief Pauses the runner and every process below it (SIGSTOP), after reading what its
+    /// last call left to read: none of them can run or launch anything until thaw(). Work the
+    /// runner had already queued on the GPU still runs (the caller checks that the GPU is idle).
+    /// \return whether every process was paused; false where the sandbox gives the runner no PID
+    /// namespace of its own (a process could then leave the tree below it), or none runs
+    bool freeze();
+
+    /// \brief Lets the processes freeze() paused run again (SIGCONT).
+    void thaw();
+
+    /// \brief Whether freeze() paused the runner and thaw() has not yet let it go.
+    bool frozen() const { return !frozen_.empty(); }
+
     /// \brief The end of a checker's run: finish() under a tool, which writes its report as the
     /// runner exits; otherwise the runner lets go of the output and is stopped without waiting
     /// for its exit.
@@ -145,6 +158,7 @@ private:
     LaunchRecord recorded_;
     std::set<std::string> defined_;
     std::function<void()> when_ready_;
+    std::vector<int> frozen_;  // the processes freeze() paused
 };
 
 /// \brief The runner that holds the student's code: `<this checker>_runner`, beside it.

@@ -73,6 +73,20 @@ double measure_round_trip()
     return g_round_trip_ms;
 }
 
+bool gpu_idle()
+{
+    // Pinged on the reference's runner, as measure_round_trip does. Work of another process
+    // still on the GPU (a kernel that a paused runner had queued) takes its turns on the GPU
+    // with the pings, and every ping of the series waits for one.
+    if (!has_reference_runner() || g_fastest_round_trip_ms < 0) return false;
+    std::vector<double> ms;
+    const double fastest = fastest_ping(reference_runner(), ms);
+    if (clock_trace() > 0)
+        std::printf("clock: GPU idle check, fastest ping %.4f ms, fastest seen %.4f ms\n", fastest,
+                    g_fastest_round_trip_ms);
+    return fastest <= kRoundTripDrift * g_fastest_round_trip_ms;
+}
+
 int clock_trace()
 {
     static const int level = [] {

@@ -70,6 +70,13 @@ constexpr double kRoundTripDrift = 1.5;
 /// is charged its time less this.
 double measure_round_trip();
 
+/// \brief Whether nothing but the judge's own work runs on the GPU: a series of pings to the
+/// reference's runner is as fast as the fastest this process has seen (within kRoundTripDrift).
+/// Another process's kernel still running, even one a paused process queued, makes every ping
+/// wait for its turn on the GPU.
+/// \return false also when no ping series was measured before, or no reference runner exists
+bool gpu_idle();
+
 /// \brief The round trip measure_round_trip measured last (measured now if never).
 double round_trip_ms();
 

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -505,8 +506,40 @@ void Runner::stop_and_wait()
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
 }
 
+bool Runner::freeze()
+{
+    if (pid_ < 0 || runner_sandbox().spaces.empty()) return false;
+    if (record_pending_) read_record();  // nothing left for the judge to wait for while it is paused
+    // In its PID namespace no process can leave the tree below the runner: an orphan goes to the
+    // namespace's first process. A process forked while the others are being paused is found on
+    // the next pass; the passes end when every live process below the runner is paused.
+    for (int pass = 0; pass < 100; ++pass) {
+        std::vector<int> all = descendants({pid_});
+        all.insert(all.begin(), pid_);
+        bool all_paused = true;
+        for (const int pid : all) {
+            const char state = process_state(pid);
+            if (state == '\0' || state == 'Z' || state == 'X' || state == 'T' || state == 't') continue;
+            all_paused = false;
+            if (kill(pid, SIGSTOP) == 0 &&
+                std::find(frozen_.begin(), frozen_.end(), pid) == frozen_.end())
+                frozen_.push_back(pid);
+        }
+        if (all_paused) return !frozen_.empty();
+        usleep(pass < 10 ? 50 : 1000);
+    }
+    return false;  // still changing after 100 passes: the caller stops it instead
+}
+
+void Runner::thaw()
+{
+    for (const int pid : frozen_) kill(pid, SIGCONT);
+    frozen_.clear();
+}
+
 void Runner::forget_process()
 {
+    frozen_.clear();
     pid_ = -1;
     calls_ = 0;
     mapped_.clear();

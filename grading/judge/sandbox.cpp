@@ -594,6 +594,12 @@ std::vector<int> kill_below(const std::vector<int>& parents)
     return killed;
 }
 
+char process_state(int pid)
+{
+    const std::string text = stat_fields(std::to_string(pid));
+    return text.empty() ? '\0' : text[0];
+}
+
 std::string pid_namespace_of(int pid)
 {
     char link[128] = {};

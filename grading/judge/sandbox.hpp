@@ -109,6 +109,11 @@ std::vector<int> descendants(const std::vector<int>& parents);
 /// \return the processes it killed
 std::vector<int> kill_below(const std::vector<int>& parents);
 
+/// \brief A process's state as /proc/PID/stat gives it ('R', 'S', 'T' once stopped, 'Z' once its
+/// exit is done, ...), or '\0' when it is gone.
+/// \param pid the process
+char process_state(int pid);
+
 /// \brief The PID namespace a process is in ("pid:[4026532...]", from /proc), or "" when gone.
 /// \param pid the process
 std::string pid_namespace_of(int pid);
