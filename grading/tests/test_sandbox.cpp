@@ -233,7 +233,7 @@ TEST_CASE("in the minimal view the runner sees its own executable and libraries,
     }
     const std::filesystem::path self = std::filesystem::canonical("/proc/self/exe");
     // What must stay outside: the build folder (this program's and every runner's), the project
-    // (and its solutions), the toolkit's compiler, the gcc libraries, the home folders, and a
+    // (and its solutions, or in the student edition its compiled reference), the toolkit's compiler, the gcc libraries, the home folders, and a
     // file of our own in this machine's /tmp. Each exists here, or the check could not fail.
     const std::string marker_name = "workbook-sandbox-" + std::to_string(getpid());
     const std::string marker = "/tmp/" + marker_name, left = marker + "-left";
@@ -241,7 +241,7 @@ TEST_CASE("in the minimal view the runner sees its own executable and libraries,
     std::filesystem::remove(left);
     const std::vector<std::string> hidden = {self.parent_path(), self.parent_path().parent_path(),
                                              WORKBOOK_LEAKY_RUNNER_PATH, WORKBOOK_SOURCE_DIR,
-                                             std::string(WORKBOOK_SOURCE_DIR) + "/solutions", WORKBOOK_NVCC,
+                                             WORKBOOK_SOLUTIONS_DIR, WORKBOOK_NVCC,
                                              "/usr/lib/gcc", "/root", marker};
     for (const std::string& path : hidden) REQUIRE_MESSAGE(std::filesystem::exists(path), path << " is not here");
 
