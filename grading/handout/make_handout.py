@@ -70,7 +70,7 @@ EXCLUDED = [re.compile(p) for p in (
     r"(^|/)__pycache__/", r"\.pyc$",
     r"^README\.md$",               # the students' README is grading/handout/student_readme.md
 )]
-SNIPPET = re.compile(r"\\snippet\s+solutions/(\S+)\s+(.+?)\s*$")
+SNIPPET = re.compile(r"\\snippet\s+solutions/([\w./-]+)\s+(\S.*?)\s*$")
 
 
 def fail(message):
@@ -152,7 +152,7 @@ def copy_tree(out):
         source, target = os.path.join(ROOT, path), os.path.join(out, path)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copy2(source, target)
-        if path.endswith((".hpp", ".cpp", ".cu", ".md")):
+        if path.endswith((".hpp", ".cpp", ".cu")):  # Doxygen comments; not the prose of .md pages
             with open(source, encoding="utf-8", errors="surrogateescape") as f:
                 text = f.read()
             if "\\snippet solutions/" in text:

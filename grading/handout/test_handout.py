@@ -23,7 +23,8 @@ checked here does not depend on it), then checks:
    needs solutions/ (solution_scores_full_marks, buggy variants), builds lab 01's checkers and
    lab 05's reference checker (which links another lab's reference too) from the shipped
    objects, for sm_75, and its gpu.01_vector_add.skeleton_fails test skips (no GPU here) after
-   listing the tests from the reference checker it built.
+   listing the tests from the reference checker it built; its unit.sandbox passes (the runner
+   does not see reference/).
 
 docs.handout (--book) builds the handout's book with the handout's own docs/build_docs.py (no
 solutions/ there, warnings are errors), scans every file of the HTML site as in 2, tags
@@ -203,7 +204,8 @@ def check_build(handout, work):
     for needed in ("gpu.01_vector_add.skeleton_fails", "docs.build", "docs.browser", "unit.grader"):
         if needed not in names:
             problems.append("the handout lacks the test %s" % needed)
-    targets = ["check_01_vector_add", "check_01_vector_add_solution", "check_05_tiled_matmul_solution"]
+    targets = ["check_01_vector_add", "check_01_vector_add_solution", "check_05_tiled_matmul_solution",
+               "unit_sandbox"]
     started = time.monotonic()
     jobs = str(len(os.sched_getaffinity(0)))
     status, output = run(["cmake", "--build", build, "--parallel", jobs, "--target", *targets])
@@ -214,6 +216,10 @@ def check_build(handout, work):
     print(output.strip().splitlines()[-1] if output.strip() else "")
     if "Skipped" not in output and "Not Run" not in output:
         problems.append("gpu.01_vector_add.skeleton_fails did not skip without a GPU:\n" + output[-3000:])
+    # The runner's sandbox hides the compiled reference as it hides solutions/ in the workbook.
+    status, output = run(["ctest", "-R", "^unit.sandbox$", "--output-on-failure"], cwd=build)
+    if status != 0:
+        problems.append("unit.sandbox fails in the handout:\n" + output[-3000:])
     return problems
 
 
