@@ -194,9 +194,9 @@ def ship_references(parts, build_dir, out, architectures, log):
         for line in f:
             if line.startswith("CMAKE_CUDA_COMPILER:"):
                 nvcc = line.split("=", 1)[1].strip()
-    version = run([nvcc, "--version"]).strip().splitlines()
+    said = [line for line in run([nvcc, "--version"]).splitlines() if "release" in line]
     text = text.replace("{architectures}", architectures.replace(";", ", "))
-    text = text.replace("{nvcc}", version[-1] if version else nvcc)
+    text = text.replace("{nvcc}", said[0].strip() if said else nvcc)
     with open(os.path.join(reference, "README.md"), "w", encoding="utf-8") as f:
         f.write(text)
 
