@@ -18,7 +18,8 @@ checked here does not depend on it), then checks:
    more, since a short comment (`// step 2`) says nothing a student could use. A handout line
    leaks when its normalized form is, or contains, a solution-only line.
    That the scan can fail is checked on every run: a solution-only line planted in a copy of a
-   handout file must be found.
+   handout file must be found. And no line of solutions/ (20 characters or more, as written) is
+   in the bytes of a shipped object of reference/.
 3. The handout configures (WORKBOOK_REFERENCE_OBJECTS found by itself), defines no test that
    needs solutions/ (solution_scores_full_marks, buggy variants), builds lab 01's checkers and
    lab 05's reference checker (which links another lab's reference too) from the shipped
@@ -135,6 +136,22 @@ def leaks(folder, secrets, as_html=False):
             m = pattern.search(normalized(line))
             if m:
                 found.append(("%s:%d" % (os.path.relpath(path, folder), number), secrets[m.group(0)]))
+    return found
+
+
+def source_in_objects(handout, root):
+    """Lines of solutions/ (20 characters or more, as written) found in the bytes of a shipped
+    object: the compiled reference must hold no source (-lineinfo keeps file names and line
+    numbers, and PTX, never the source's text)."""
+    lines = set()
+    for path in files_under(os.path.join(root, "solutions")):
+        lines.update(l.strip().encode() for l in text_of(path).splitlines() if len(l.strip()) >= 20)
+    found = []
+    for path in sorted(files_under(os.path.join(handout, "reference"))):
+        with open(path, "rb") as f:
+            data = f.read()
+        found += ["reference/%s holds the source line %r" % (os.path.basename(path), l.decode())
+                  for l in sorted(lines) if l in data]
     return found
 
 
@@ -275,6 +292,7 @@ def main(argv=None):
             problems += misnamed_files(handout, ROOT)
             problems += ["%s holds %s" % leak for leak in leaks(handout, secrets)]
             problems += check_scan_can_fail(handout, secrets, as_html=False)
+            problems += source_in_objects(handout, ROOT)
             status, output = run(["git", "-C", handout, "log", "--format=%s"])
             if output.strip() != "Starter code":
                 problems.append("the handout's history is not one commit \"Starter code\": %r" % output)
