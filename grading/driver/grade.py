@@ -238,6 +238,11 @@ def checker_environment(seed, device):
         tf32 = float(device.get("tf32_gflops", 0))
         if tf32 > 0:
             env_extra["WORKBOOK_TF32_GFLOPS"] = "%.3f" % tf32
+        # How soon a kernel of the judge's runs on this GPU while it is idle: a checker compares
+        # it with the same measure after pausing the student's processes (gpu_idle in clock.hpp).
+        idle_turn = float(device.get("idle_turn_ms", 0))
+        if idle_turn > 0:
+            env_extra["WORKBOOK_IDLE_TURN_MS"] = "%.4f" % idle_turn
     return env_extra
 
 

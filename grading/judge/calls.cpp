@@ -258,8 +258,9 @@ void record_from_runner()
     // And alone. The student's runner is paused first (SIGSTOP, every process of its sandbox), so
     // that nothing of its code runs: a thread that launches kernels between calls would
     // otherwise slow the reference, and so flatter the student's ratio. What it had already
-    // queued on the GPU would still run: unless a series of pings finds the GPU idle, the runner
-    // is stopped instead, with its GPU context and that work, and started again afterwards, its
+    // queued on the GPU would still run: unless a kernel of the judge's then runs as soon as it
+    // did on the idle GPU (gpu_idle), the runner is stopped instead, with its GPU context and that
+    // work, and started again afterwards, its
     // CUDA start overlapping what follows. Pausing spares that restart (0.2 s on an H100: the
     // context's end and a new one's first call). Where the runner has no PID namespace of its
     // own it is always stopped. A runner under a tool is left alone: no probe times anything.

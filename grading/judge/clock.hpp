@@ -70,11 +70,16 @@ constexpr double kRoundTripDrift = 1.5;
 /// is charged its time less this.
 double measure_round_trip();
 
-/// \brief Whether nothing but the judge's own work runs on the GPU: a series of pings to the
-/// reference's runner is as fast as the fastest this process has seen (within kRoundTripDrift).
-/// Another process's kernel still running, even one a paused process queued, makes every ping
-/// wait for its turn on the GPU.
-/// \return false also when no ping series was measured before, or no reference runner exists
+/// \brief The fastest of `runs` launches of an empty kernel of the judge's, each waited for, in
+/// milliseconds: while another process's kernel holds the GPU, each waits for its turn.
+/// device_query measures it on an idle GPU before any student's code runs (WORKBOOK_IDLE_TURN_MS).
+double fastest_turn_ms(int runs);
+
+/// \brief Whether nothing but the judge's own work runs on the GPU: an empty kernel of the
+/// judge's runs about as soon as it did on the idle GPU, as device_query measured it before any
+/// student's code ran (WORKBOOK_IDLE_TURN_MS, from the grader). Another process's kernel still
+/// running, even one that a paused process had queued, holds the GPU until its time slice ends.
+/// \return false also where the grader gave no such figure (a checker run by hand)
 bool gpu_idle();
 
 /// \brief The round trip measure_round_trip measured last (measured now if never).

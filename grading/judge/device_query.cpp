@@ -8,6 +8,7 @@
 
 #include "common/check.hpp"
 #include "common/device.hpp"
+#include "clock.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -29,14 +30,16 @@ int main(int argc, char** argv)
         const workbook::DeviceFacts& facts = workbook::device_facts();
         //! [facts]
         std::printf("{\"ok\":true,\"device\":%s,\"name\":%s,\"sm\":\"%d%d\",\"sms\":%d,"
-                    "\"peak_gbs\":%.1f,\"copy_gbs\":%.1f,\"sgemm_gflops\":%.1f,\"tf32_gflops\":%.1f}\n",
+                    "\"peak_gbs\":%.1f,\"copy_gbs\":%.1f,\"sgemm_gflops\":%.1f,\"tf32_gflops\":%.1f,"
+                    "\"idle_turn_ms\":%.4f}\n",
                     workbook::json_quote(facts.describe()).c_str(),
                     workbook::json_quote(facts.name).c_str(), facts.cc_major, facts.cc_minor,
                     facts.sms, facts.peak_gbs, workbook::copy_ceiling_gbs(),
                     sgemm ? workbook::sgemm_ceiling_gflops() : 0.0,
                     sgemm && workbook::why_not_on_this_gpu(workbook::kTf32TensorCores).empty()
                         ? workbook::tf32_ceiling_gflops()
-                        : 0.0);
+                        : 0.0,
+                    workbook::remote::fastest_turn_ms(21));
     } catch (const std::exception& e) {
         std::printf("{\"ok\":false,\"message\":%s}\n", workbook::json_quote(e.what()).c_str());
         std::fprintf(stderr, "%s\n", e.what());
