@@ -25,6 +25,7 @@ decltype(::predicted_occupancy_vector_add) predicted_occupancy_vector_add;
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 
 using namespace workbook;
@@ -187,6 +188,20 @@ std::string csv_path() { return output_folder("lab06") + "/sweep.csv"; }
 // from an earlier run (or from another tree's solution).
 bool g_report_complete = false;
 
+// The checker's own time of your launch_matmul_dynamic_tile at 512, by tile: the first timing of
+// each, made by the sweep test, is the curve test's too (the same call, data and options), so
+// that a grade run times each tile once. Run alone, the curve test times every tile itself.
+std::map<int, double> g_matmul_ms_at_512;
+
+double checker_matmul_ms_at_512(Matrices& m, int tile)
+{
+    const double ms = time_gpu([&] {
+        launch_matmul_dynamic_tile(m.a.data(), m.b.data(), m.c.data(), kPaperSize, kPaperSize, kPaperSize, tile);
+    }, TimingOptions{1, 5, true}).ms_per_run();
+    g_matmul_ms_at_512.emplace(tile, ms);  // the first one kept
+    return ms;
+}
+
 // The plot script exits with this status where its python3 has no matplotlib: the checker then
 // tries the system's python3, and skips the plot test if that has none either.
 constexpr int kNoMatplotlib = 77;
@@ -321,11 +336,7 @@ TEST_CASE("the sweep produces every point" * points(2))
         for (const SweepPoint& point : matmul) {
             const int threads = point.threads_per_block;
             const int tile = static_cast<int>(std::lround(std::sqrt(threads)));
-            const auto time_launch = [&] {
-                return time_gpu([&] {
-                    launch_matmul_dynamic_tile(m.a.data(), m.b.data(), m.c.data(), kPaperSize, kPaperSize, kPaperSize, tile);
-                }, TimingOptions{1, 5, true}).ms_per_run();
-            };
+            const auto time_launch = [&] { return checker_matmul_ms_at_512(m, tile); };
             if (!agrees("sweep_matmul at 512", matmul, threads, time_launch, why)) FAIL_CHECK(why);
         }
     // Vectors larger than L2, so that a sweep timed with or without flushing it reads the same.
@@ -354,9 +365,10 @@ TEST_CASE("the curve: 1 thread per block is far slower than 256 and the best is 
     // Timed here, on your launch, not taken from your sweep; compared only with each other.
     Matrices m(kPaperSize);
     std::vector<double> ms;
-    for (int tile : kTiles)
-        ms.push_back(time_gpu([&] { launch_matmul_dynamic_tile(m.a.data(), m.b.data(), m.c.data(), kPaperSize, kPaperSize, kPaperSize, tile); },
-                              TimingOptions{1, 5, true}).ms_per_run());
+    for (int tile : kTiles) {
+        const auto timed = g_matmul_ms_at_512.find(tile);
+        ms.push_back(timed != g_matmul_ms_at_512.end() ? timed->second : checker_matmul_ms_at_512(m, tile));
+    }
     const int best = kTiles[std::min_element(ms.begin(), ms.end()) - ms.begin()];
     MESSAGE("your kernel at 512: 1 thread " << ms[0] << " ms, 256 threads " << ms[4] << " ms, fastest with "
             << best * best << " threads per block");
