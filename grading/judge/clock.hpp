@@ -70,14 +70,15 @@ constexpr double kRoundTripDrift = 1.5;
 /// is charged its time less this.
 double measure_round_trip();
 
-/// \brief The fastest of `runs` launches of an empty kernel of the judge's, each waited for, in
-/// milliseconds: while another process's kernel holds the GPU, each waits for its turn.
-/// device_query measures it on an idle GPU before any student's code runs (WORKBOOK_IDLE_TURN_MS).
-double fastest_turn_ms(int runs);
+/// \brief The median of `runs` launches of an empty kernel of the judge's, each waited for and
+/// each a millisecond after the last, in milliseconds: while another process's kernel holds the
+/// GPU, each waits for its time slice to end. device_query measures it on an idle GPU before any
+/// student's code runs (WORKBOOK_IDLE_TURN_MS).
+double median_turn_ms(int runs);
 
 /// \brief Whether nothing but the judge's own work runs on the GPU: an empty kernel of the
-/// judge's runs about as soon as it did on the idle GPU, as device_query measured it before any
-/// student's code ran (WORKBOOK_IDLE_TURN_MS, from the grader). Another process's kernel still
+/// judge's runs about as soon as it did on the idle GPU (median_turn_ms), as device_query measured
+/// it before any student's code ran (WORKBOOK_IDLE_TURN_MS, from the grader). Another process's kernel still
 /// running, even one that a paused process had queued, holds the GPU until its time slice ends.
 /// \return false also where the grader gave no such figure (a checker run by hand)
 bool gpu_idle();

@@ -39,7 +39,7 @@ int main(int argc, char** argv)
                     sgemm && workbook::why_not_on_this_gpu(workbook::kTf32TensorCores).empty()
                         ? workbook::tf32_ceiling_gflops()
                         : 0.0,
-                    workbook::remote::fastest_turn_ms(21));
+                    workbook::remote::median_turn_ms(9));
     } catch (const std::exception& e) {
         std::printf("{\"ok\":false,\"message\":%s}\n", workbook::json_quote(e.what()).c_str());
         std::fprintf(stderr, "%s\n", e.what());
