@@ -7,6 +7,7 @@
 #   make grade SOLUTIONS=1         grade solutions/ (must score full marks)
 #   make grade SUBMISSION=path     grade another copy of labs/ (one student's)
 #   make grade SEED=n              replay a grade run with the seed it printed
+#   make grade PRACTICE_OK=1       write results.json even in practice mode (no CUDA IPC: not for grading)
 #   make grade-class SUBMISSIONS=dir  grade every student's copy of labs/ in dir, one per GPU
 #   make grade-class SUBMISSIONS=dir RUNNER=slurm  ... as one Slurm job array, a task per student
 #   make check LAB=01 RUNNER=slurm    check a lab on a GPU of a Slurm cluster (from a login node)
@@ -100,7 +101,7 @@ ifneq ($(filter test docs,$(MAKECMDGOALS)),)
 endif
 
 grade: configure
-	$(GRADE) $(if $(LAB),--lab $(LAB)) $(if $(SOLUTIONS),--solutions) $(if $(SUBMISSION),--submission $(SUBMISSION))
+	$(GRADE) $(if $(LAB),--lab $(LAB)) $(if $(SOLUTIONS),--solutions) $(if $(SUBMISSION),--submission $(SUBMISSION)) $(if $(PRACTICE_OK),--allow-practice)
 
 grade-class: configure
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade-class SUBMISSIONS=dir"; exit 2; }
@@ -108,7 +109,7 @@ grade-class: configure
 
 check: configure
 	@test -n "$(LAB)" || { echo "usage: make check LAB=01"; exit 2; }
-	$(GRADE) --lab $(LAB) --verbose $(if $(SOLUTIONS),--solutions)
+	$(GRADE) --lab $(LAB) --verbose $(if $(SOLUTIONS),--solutions) $(if $(PRACTICE_OK),--allow-practice)
 
 test: configure
 	cmake --build $(BUILD) --parallel $(JOBS)
@@ -117,6 +118,7 @@ test: configure
 # The source documents' tables, rerun with the solutions on this GPU and CPU, beside the figures
 # they published: CSV, Markdown and plots in $(BUILD)/bench_results. Without a GPU it says so.
 bench: configure
+	@test -f bench/CMakeLists.txt || { echo "make bench runs the reference solutions, which the student edition does not hold: run it in the instructor's workbook"; exit 2; }
 	cmake --build $(BUILD) --target workbook_bench --parallel $(JOBS)
 	$(PYTHON) bench/run_bench.py --bench $(BUILD)/bin/workbook_bench --out $(BUILD)/bench_results $(if $(PUBLISH),--publish)
 
