@@ -21,7 +21,8 @@ The reference solutions are shipped compiled, so that a student's `make grade` t
 student's kernel against the same reference code as the instructor's grade does. For each lab
 part, this builds, in a build folder of its own (BUILD, never the instructor's), the solution's
 object exactly as the workbook's build compiles it, for every architecture a student may have
-(LIST, CMake's form; by default real code for sm_75 to sm_120 and PTX of compute_120; the 90a-only
+(LIST, CMake's form; by default real code for every architecture nvcc builds for from sm_75 and
+PTX of the newest, with CUDA 13.0 sm_75 to sm_121 and compute_121; the 90a-only
 part keeps its sm_90a), and ships:
 
   reference/<id>.o         the solution's object, which the reference runner links as it is,
@@ -48,9 +49,25 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.join(ROOT, "grading", "handout")
-# Real code for every GPU generation a student may have that CUDA 13 builds for (sm_75, a Colab
-# T4, is its oldest), and PTX of the newest, which a newer GPU's driver compiles at load time.
-ARCHITECTURES = "75-real;80-real;86-real;89-real;90-real;100-real;120-real;120-virtual"
+# Where the toolkit cannot be asked (default_architectures): real code for the common GPUs of
+# CUDA 13 from sm_75 (a Colab T4), and PTX of the newest.
+FALLBACK_ARCHITECTURES = "75-real;80-real;86-real;89-real;90-real;100-real;120-real;120-virtual"
+
+
+def default_architectures():
+    """Real code for every architecture this toolkit's nvcc builds for from sm_75 up (nvcc
+    --list-gpu-code: with CUDA 13.0, sm_75 to sm_121, Jetson's and Thor's included), and PTX of
+    the newest, which a newer GPU's driver compiles at load time."""
+    nvcc = os.environ.get("CUDACXX") or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    try:
+        listed = subprocess.run([nvcc, "--list-gpu-code"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return FALLBACK_ARCHITECTURES
+    numbers = sorted({int(n) for n in re.findall(r"\bsm_(\d+)\b", listed) if int(n) >= 75})
+    if not numbers:
+        return FALLBACK_ARCHITECTURES
+    return ";".join(["%d-real" % n for n in numbers] + ["%d-virtual" % numbers[-1]])
 
 # What the handout holds: these folders (all of each, but EXCLUDED) and these files.
 FOLDERS = ["labs", "common", "grading", "tests", "docs"]
@@ -165,7 +182,7 @@ def build_references(build_dir, architectures, log):
     returns handout_references.json's list: per part, its objects and renamed objects."""
     os.makedirs(build_dir, exist_ok=True)
     run(["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DWORKBOOK_GRADE_ONLY=ON",
-         "-DCMAKE_CUDA_ARCHITECTURES=" + architectures], log)
+         "-DCMAKE_CUDA_ARCHITECTURES=" + architectures, "-DWORKBOOK_LINEINFO=OFF"], log)
     jobs = str(len(os.sched_getaffinity(0)))
     run(["cmake", "--build", build_dir, "--target", "handout_references", "--parallel", jobs], log)
     with open(os.path.join(build_dir, "handout_references.json")) as f:
@@ -223,12 +240,14 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True, help="the folder to write (absent or empty, outside this tree)")
     p.add_argument("--build-dir", required=True, help="the build folder of the reference objects")
-    p.add_argument("--architectures", default=ARCHITECTURES,
-                   help="CMake's CUDA_ARCHITECTURES for the reference objects (default %(default)s); "
-                        "one, e.g. 75-real, for a quick test")
+    p.add_argument("--architectures", default=None,
+                   help="CMake's CUDA_ARCHITECTURES for the reference objects (default: every one "
+                        "nvcc builds for from sm_75, and PTX of the newest); one, e.g. 75-real, "
+                        "for a quick test")
     p.add_argument("--no-git", action="store_true", help="write the files only (no repository)")
     args = p.parse_args(argv)
     out, build_dir = os.path.abspath(args.out), os.path.abspath(args.build_dir)
+    args.architectures = args.architectures or default_architectures()
     started = time.monotonic()
 
     if not os.path.isdir(os.path.join(ROOT, "solutions")):
