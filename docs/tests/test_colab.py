@@ -80,16 +80,6 @@ def has_handout_target():
     return "No rule to make target" not in r.stderr
 
 
-def this_gpus_architectures():
-    """This machine's GPUs as CMake architectures, e.g. "90-real" (as CMakeLists.txt reads them)."""
-    r = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    caps = sorted(set(re.findall(r"([0-9]+)\.([0-9]+)", r.stdout)))
-    if not caps:
-        sys.exit("nvidia-smi gave no compute capability: %r" % r.stdout)
-    return ";".join("%s%s-real" % cap for cap in caps)
-
-
 def plain_copy(target):
     """This tree's files as git lists them (tracked and untracked, not ignored), or, without
     git, everything but build folders."""
@@ -120,7 +110,11 @@ def local_handout(tmp, build_dir):
     elif os.path.isdir(os.path.join(ROOT, "solutions")) and has_handout_target():
         # The reference objects for this machine's GPU only: the notebook runs here, and every
         # architecture would cost minutes more (make handout's own test covers those).
-        architectures = this_gpus_architectures()
+        sys.path.insert(0, os.path.join(ROOT, "grading", "driver"))
+        import device
+        architectures = device.cmake_architectures()
+        if not architectures:
+            sys.exit("nvidia-smi gave no compute capability")
         source, how = os.path.join(tmp, "handout"), "make handout HANDOUT_ARCHITECTURES=%s" % architectures
         subprocess.run(["make", "-C", ROOT, "handout", "OUT=" + source, "BUILD=" + build_dir,
                         "HANDOUT_ARCHITECTURES=" + architectures], check=True)

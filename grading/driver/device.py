@@ -2,6 +2,7 @@
 and cuBLAS SGEMM), which the performance tests are measured against."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -18,6 +19,18 @@ def nvidia_smi_gpus():
     if r.returncode != 0:
         return []
     return [i for i in (line.strip() for line in r.stdout.splitlines()) if i.isdigit()]
+
+
+def cmake_architectures():
+    """This machine's GPUs as CMake CUDA architectures, e.g. "90-real" ("" when nvidia-smi gives
+    no compute capability): what a handout made only for this machine is built for."""
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    caps = sorted(set(re.findall(r"([0-9]+)\.([0-9]+)", r.stdout)))
+    return ";".join("%s%s-real" % cap for cap in caps)
 
 
 def probe_device(build_dir, no_build=False):

@@ -32,22 +32,16 @@ STUDENT_FILES = [
 ]
 
 
+sys.path.insert(0, os.path.join(ROOT, "grading", "driver"))
+import device  # noqa: E402  (the grader's own view of the GPU)
+
+
 def gpu_missing(build_dir):
     """Why no grade can run here ("" when a GPU is usable)."""
-    sys.path.insert(0, os.path.join(ROOT, "grading", "driver"))
-    import device
     if not device.nvidia_smi_gpus():
         return "no GPU (nvidia-smi lists none)"
     facts = device.probe_device(build_dir, no_build=False)
     return "" if facts.get("ok") else facts.get("message", "no usable GPU")
-
-
-def this_gpus_architectures():
-    """This machine's GPUs as CMake architectures, e.g. "90-real"."""
-    r = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=True)
-    caps = sorted({line.strip().replace(".", "") for line in r.stdout.splitlines() if line.strip()})
-    return ";".join("%s-real" % cap for cap in caps)
 
 
 def run(command, log):
@@ -80,7 +74,7 @@ def main():
     try:
         handout, clone = os.path.join(tmp, "handout"), os.path.join(tmp, "clone")
         if run(["make", "-C", ROOT, "handout", "OUT=" + handout, "BUILD=" + build_dir,
-                "HANDOUT_ARCHITECTURES=" + this_gpus_architectures()], log) != 0:
+                "HANDOUT_ARCHITECTURES=" + device.cmake_architectures()], log) != 0:
             print("FAILED: make handout (log: %s)" % log)
             return 1
         run(["git", "clone", "-q", handout, clone], log)
