@@ -275,8 +275,9 @@ void record_from_runner()
                 std::fflush(stdout);
             }
             Runner& student = student_runner();
-            if (student.freeze() && gpu_idle()) return;
-            if (student.frozen()) {
+            const bool paused = student.freeze();
+            if (paused && gpu_idle()) return;
+            if (paused) {
                 std::printf("the GPU was still busy after the process that runs your code was paused: it was "
                             "stopped instead, with its GPU work, and started again after the reference was timed\n");
                 std::fflush(stdout);
