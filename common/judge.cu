@@ -267,8 +267,7 @@ class FreshInputs {
 public:
     explicit FreshInputs(const std::vector<Input>& inputs) : inputs_(inputs)
     {
-        std::random_device entropy;  // not the run's seed: nothing the student's process can know
-        base_seed_ = (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
+        next_series();
         for (const Input& input : inputs_) {
             saved_.emplace_back(input.count);
             if (input.count > 0)
@@ -290,7 +289,7 @@ public:
     // find the inputs of the first, which the student's process has already seen.
     void next_series()
     {
-        std::random_device entropy;
+        std::random_device entropy;  // not the run's seed: nothing the student's process can know
         base_seed_ = (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
     }
     // The inputs of timed run `run` (the same run number gives the same values, for the reference).

@@ -255,15 +255,11 @@ void record_from_runner()
     install_judge_clock();
     // The reference is timed in its own runner, the same way as the student's code.
     set_reference_route(as_reference);
-    // And alone. The student's runner is paused first (SIGSTOP, every process of its sandbox), so
-    // that nothing of its code runs: a thread that launches kernels between calls would
-    // otherwise slow the reference, and so flatter the student's ratio. What it had already
-    // queued on the GPU would still run: unless a kernel of the judge's then runs as soon as it
-    // did on the idle GPU (gpu_idle), the runner is stopped instead, with its GPU context and that
-    // work, and started again afterwards, its
-    // CUDA start overlapping what follows. Pausing spares that restart (0.2 s on an H100: the
-    // context's end and a new one's first call). Where the runner has no PID namespace of its
-    // own it is always stopped. A runner under a tool is left alone: no probe times anything.
+    // And alone: the student's runner is taken off the GPU first (Runner::hold_off_gpu: paused,
+    // or stopped where the GPU stays busy with its work), so that nothing of its code runs: a
+    // thread that launches kernels between calls would otherwise slow the reference, and so
+    // flatter the student's ratio. Pausing spares a restart (0.2 s on an H100: the context's end
+    // and a new one's first call). A runner under a tool is left alone: no probe times anything.
     const bool under_tool = !runner_tool().empty();
     set_reference_timed_alone(
         [under_tool] {
@@ -274,23 +270,10 @@ void record_from_runner()
                             "(stopped, and started again afterwards, if the GPU is still busy with its work)\n");
                 std::fflush(stdout);
             }
-            Runner& student = student_runner();
-            const bool paused = student.freeze();
-            if (paused && gpu_idle()) return;
-            if (paused) {
-                std::printf("the GPU was still busy after the process that runs your code was paused: it was "
-                            "stopped instead, with its GPU work, and started again after the reference was timed\n");
-                std::fflush(stdout);
-            }
-            student.stop_and_wait();
+            student_runner().hold_off_gpu();
         },
         [under_tool] {
-            if (under_tool) return;
-            Runner& student = student_runner();
-            if (student.frozen())
-                student.thaw();
-            else
-                student.start_early();
+            if (!under_tool) student_runner().resume();
         });
 }
 

@@ -112,18 +112,17 @@ public:
     /// on the GPU. The next call starts it afresh.
     void stop_and_wait();
 
-    /// \brief Pauses the runner and every process below it (SIGSTOP), after reading what its
-    /// last call left to read: none of them can run or launch anything until thaw(). Work the
-    /// runner had already queued on the GPU still runs (the caller checks that the GPU is idle).
-    /// \return whether every process was paused; false where the sandbox gives the runner no PID
-    /// namespace of its own (a process could then leave the tree below it), or none runs
-    bool freeze();
+    /// \brief Takes the runner off the GPU for a measurement of the judge's (the reference's
+    /// timing, the first ping series): every process below it is paused (SIGSTOP), and kept
+    /// paused if a kernel of the judge's then finds the GPU idle (gpu_idle in clock.hpp);
+    /// otherwise, or where the sandbox gives it no PID namespace of its own, it is stopped
+    /// (stop_and_wait) with its GPU context and whatever work it had queued there.
+    void hold_off_gpu();
 
-    /// \brief Lets the processes freeze() paused run again (SIGCONT).
-    void thaw();
-
-    /// \brief Whether freeze() paused the runner and thaw() has not yet let it go.
-    bool frozen() const { return !frozen_.empty(); }
+    /// \brief Lets the runner go on after hold_off_gpu(): its processes continue (SIGCONT) where
+    /// they were paused, or it starts again where it was stopped, its CUDA start overlapping
+    /// what follows.
+    void resume();
 
     /// \brief The end of a checker's run: finish() under a tool, which writes its report as the
     /// runner exits; otherwise the runner lets go of the output and is stopped without waiting
@@ -138,6 +137,8 @@ private:
     void start();   // launches if needed, then waits for the runner's hello
     void launch();  // starts the process
     void read_record();
+    bool freeze();  // pauses every process below it; false where it could not (hold_off_gpu)
+    void thaw();    // lets the processes freeze() paused go on
     std::vector<int> kill_process();  // kills it; returns its namespace's first processes
     void forget_process();            // after that: nothing started, nothing pending
     [[noreturn]] void lost(const std::string& during);

@@ -54,17 +54,12 @@ double measure_round_trip()
     Runner& student = student_runner();
     if (g_fastest_round_trip_ms < 0 && student.pid() > 0) {
         // The first series sets the bar for every later one (a slower series is taken as at most
-        // kRoundTripDrift times the fastest): it is measured while the student's processes are
-        // paused and the GPU is idle, or else stopped. A process of theirs that kept the GPU busy
-        // from the start would otherwise slow every series, and have a longer round trip taken
-        // off each of its own calls.
-        const bool paused = student.freeze() && gpu_idle();
-        if (!paused) student.stop_and_wait();
+        // kRoundTripDrift times the fastest): it is measured with the student's runner off the
+        // GPU. A process of theirs that kept the GPU busy from the start would otherwise slow
+        // every series, and have a longer round trip taken off each of its own calls.
+        student.hold_off_gpu();
         fastest = fastest_ping(trusted, ms);
-        if (paused)
-            student.thaw();
-        else
-            student.start_early();
+        student.resume();
     } else {
         fastest = fastest_ping(trusted, ms);
     }

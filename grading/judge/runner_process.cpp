@@ -506,6 +506,10 @@ void Runner::stop_and_wait()
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
 }
 
+// Pauses the runner and every process below it (SIGSTOP), after reading what its last call left
+// to read: none of them can run or launch anything until thaw(). Work already queued on the GPU
+// still runs (hold_off_gpu checks). False where the sandbox gives the runner no PID namespace of
+// its own (a process could then leave the tree below it), or none runs.
 bool Runner::freeze()
 {
     if (pid_ < 0 || runner_sandbox().spaces.empty()) return false;
@@ -535,6 +539,26 @@ void Runner::thaw()
 {
     for (const int pid : frozen_) kill(pid, SIGCONT);
     frozen_.clear();
+}
+
+void Runner::hold_off_gpu()
+{
+    const bool paused = freeze();
+    if (paused && gpu_idle()) return;
+    if (paused) {
+        std::printf("the GPU was still busy after the process that runs your code was paused: it was stopped "
+                    "instead, with its GPU work, and started again afterwards\n");
+        std::fflush(stdout);
+    }
+    stop_and_wait();
+}
+
+void Runner::resume()
+{
+    if (!frozen_.empty())
+        thaw();
+    else
+        start_early();
 }
 
 void Runner::forget_process()
