@@ -57,6 +57,7 @@ struct Batches {
     LaunchRecord record;
     int replays = 0;
 } g_batches;
+double g_last_batch_own_ms = 0;  // the runner's own time of the last batch: traced, never counted
 // set_reference_program's path; a function's static, as forwarders set it from static initializers
 std::string& reference_program()
 {
@@ -218,7 +219,14 @@ double run_batch()
     const std::uint32_t calls = g_batches.count;
     g_batches.queued = wire::Message();
     g_batches.count = 0;
-    runner.call(request, calls == 1 ? "a call" : "a batch of " + std::to_string(calls) + " calls");
+    wire::Reader reply = runner.call(request, calls == 1 ? "a call" : "a batch of " + std::to_string(calls) + " calls");
+    g_last_batch_own_ms = reply.get<double>();
+    if (clock_trace() > 0) {
+        const Runner::Timeline& t = runner.last_timeline();
+        std::printf("clock: batch of %u: to the runner %.4f ms, its first turn %.4f, its calls %.4f, back %.4f, "
+                    "the judge's turn %.4f\n", calls, t.received - t.sent, t.started - t.received,
+                    t.ended - t.started, t.answered - t.ended, t.turned - t.answered);
+    }
     const double ms = std::max(runner.last_call_ms() - round_trip_ms(), 0.0);
     // One record for the whole batch: each run's check gets it, with the bytes it copied to the
     // host shared out among the runs.
@@ -228,6 +236,8 @@ double run_batch()
     g_batches.replays = static_cast<int>(g_batches.slots.size());
     return ms;
 }
+
+double last_batch_own_ms() { return g_last_batch_own_ms; }
 
 void restore_slot(int slot)
 {

@@ -89,6 +89,16 @@ public:
     /// \brief The judge's clock over the last call, in milliseconds (see round_trip_ms).
     double last_call_ms() const { return last_ms_; }
 
+    /// \brief The moments of the last call that went well, on the monotonic clock both processes
+    /// read, in milliseconds: the judge's send, the runner's receipt, the start and end of its
+    /// calls (after the GPU's switch to it, after its last waits), the judge's receipt of "done"
+    /// and the end of the judge's turn on the GPU. Printed under WORKBOOK_CLOCK_TRACE to show
+    /// where a call's time goes; the runner's moments are its own word, never counted.
+    struct Timeline {
+        double sent = 0, received = 0, started = 0, ended = 0, answered = 0, turned = 0;
+    };
+    const Timeline& last_timeline() const { return timeline_; }
+
     /// \brief Notes that the next call hands the runner a device allocation: one it has not
     /// mapped yet (or has closed since, as it does with those two calls unused) costs CPU time to
     /// map, so that call's CPU time is not held against the student's code.
@@ -151,6 +161,7 @@ private:
     bool cold_ = false;     // started without CUDA (start_early): it readies the GPU at its first call
     bool record_pending_ = false;
     double last_ms_ = 0;
+    Timeline timeline_;
     double cpu_ms_ = 0;  // the CPU time the runner's processes took during the last call (from /proc)
     bool cpu_counts_ = false;     // that time is the call's own (not a first call, nothing mapped anew)
     bool maps_anew_ = false;      // the next call maps an allocation the runner does not hold
@@ -232,6 +243,11 @@ void fill_slot(int slot);
 /// another, and waits until their work is finished.
 /// \return the batch's time on the judge's clock, less one empty round trip, in milliseconds
 double run_batch();
+
+/// \brief The runner's own time of the last batch (from its first call's start to the end of its
+/// waits), in milliseconds: printed beside the judge's under WORKBOOK_CLOCK_TRACE, to tell the
+/// GPU's work from the round trip's; never counted (the runner's process is the student's).
+double last_batch_own_ms();
 
 /// \brief Copies slot `slot`'s arrays, as its run left them, back into the judge's originals, so
 /// that the run can be checked as if it had run on them (its record included: see take_record).

@@ -32,13 +32,22 @@ double fastest_ping(Runner& trusted, std::vector<double>& ms)
     static DeviceBuffer<unsigned char> touch(1 << 20);
     constexpr int kWarmup = 2, kTimed = 11;
     ms.clear();
+    Runner::Timeline fastest;
     for (int i = 0; i < kWarmup + kTimed; ++i) {
         // As before a timed call: the judge's own GPU work (an L2 flush, say) just done.
         CUDA_CHECK(cudaMemsetAsync(touch.data(), i, touch.bytes()));
         trusted.call(wire::Message(wire::Op::ping), "a ping");
-        if (i >= kWarmup) ms.push_back(trusted.last_call_ms());
+        if (i >= kWarmup) {
+            if (ms.empty() || trusted.last_call_ms() < *std::min_element(ms.begin(), ms.end()))
+                fastest = trusted.last_timeline();
+            ms.push_back(trusted.last_call_ms());
+        }
         trusted.take_record();
     }
+    if (clock_trace() > 0)
+        std::printf("clock: fastest ping: to the runner %.4f ms, its first turn %.4f, its calls %.4f, back %.4f, "
+                    "the judge's turn %.4f\n", fastest.received - fastest.sent, fastest.started - fastest.received,
+                    fastest.ended - fastest.started, fastest.answered - fastest.ended, fastest.turned - fastest.answered);
     return *std::min_element(ms.begin(), ms.end());
 }
 }  // namespace
@@ -219,9 +228,11 @@ Timing time_calls(const std::function<void()>& launch, const TimingOptions& opti
     // checked (the checks cost more than the batch: copies back, a reference run, a comparison).
     const int batches = std::clamp(options.repetitions, 1, kTimedBatches);
     const auto started = std::chrono::steady_clock::now();
+    std::vector<double> own;  // the runner's own time of each batch, a run: traced, never counted
     while (!enough(samples, runs, options, batches)) {
         const double fastest = samples.empty() ? kAlways : *std::min_element(samples.begin(), samples.end()) * runs;
         samples.push_back(std::max(one_batch(static_cast<int>(samples.size()) + 4, fastest, runs) / runs, 1e-6));
+        own.push_back(last_batch_own_ms() / runs);
     }
     // On the reference's runner only: what a batch costs beyond its runs and the round trip
     // (the GPU's switches to the runner's work and back, the first launch, the last waits), from
@@ -275,6 +286,9 @@ Timing time_calls(const std::function<void()>& launch, const TimingOptions& opti
                     round_trip_ms(), estimate, first, per_run, runs, since(setup_started) - since(started),
                     samples.size(), since(started), since(timing_started),
                     *std::min_element(samples.begin(), samples.end()));
+        std::printf("clock: %s batches, a run on the judge's clock / the runner's own:", reference ? "reference" : "student");
+        for (std::size_t i = 0; i < samples.size(); ++i) std::printf(" %.4f/%.4f", samples[i], own[i]);
+        std::printf(" ms\n");
     }
     Timing timing{summarize(samples), runs};
     timing.batch_cost_ms = batch_cost;

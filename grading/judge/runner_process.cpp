@@ -374,9 +374,15 @@ wire::Reader Runner::call(const wire::Message& request, const std::string& name)
     if (!wire::send(socket_, request)) lost(name);
     wire::Reader done;
     if (!wire::receive(socket_, done) || done.get<wire::Op>() != wire::Op::done) lost(name);
+    const auto answered = std::chrono::steady_clock::now();
     wait_for_judge_turn();
-    last_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const auto turned = std::chrono::steady_clock::now();
+    last_ms_ = std::chrono::duration<double, std::milli>(turned - start).count();
     //! [judge clock]
+    const auto ms = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
+    };
+    timeline_ = Timeline{ms(start), 0, 0, 0, ms(answered), ms(turned)};
     if (last_ms_ > 30 && clock_trace() > 0)
         std::printf("runner: %s (call %d of this process) took %.1f ms\n", name.c_str(), static_cast<int>(calls_), last_ms_);
     // What the runner's processes spent on the CPU meanwhile, as the kernel counts it: the work
@@ -389,7 +395,12 @@ wire::Reader Runner::call(const wire::Message& request, const std::string& name)
     // Words from the runner are the student's code's own (an exception's text, a CUDA error
     // where it was caught): shown as such, and no longer than a screen.
     const std::string text = as_their_words(done.get_string());
-    if (status == wire::Status::ok) return done;
+    if (status == wire::Status::ok) {
+        timeline_.received = done.get<double>();
+        timeline_.started = done.get<double>();
+        timeline_.ended = done.get<double>();
+        return done;
+    }
     read_record();
     // The error's name and words are the judge's own, from its code; the runner's report follows.
     const std::string error = std::string(cudaGetErrorString(code)) + " (" + cudaGetErrorName(code) + ")";

@@ -85,6 +85,16 @@ double ms_since(std::chrono::steady_clock::time_point start)
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The monotonic clock, which the judge's process reads too, in milliseconds: the moments of a
+// call that "done" reports for the judge's trace (WORKBOOK_CLOCK_TRACE), never for its figures.
+double now_ms()
+{
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+double g_received_ms = 0;  // the moment the message being served arrived
+double g_started_ms = 0;   // the moment its calls started (after the GPU's switch to this process)
+double g_ended_ms = 0;     // the moment its work was over (after the last waits)
+
 }  // namespace
 
 Arguments::~Arguments()
@@ -317,6 +327,7 @@ void run_calls(wire::Reader& request, bool ping, wire::Message& result, std::vec
     workbook_runner_drained<<<1, 1, 0, cudaStreamLegacy>>>();
     wait_without_spinning();
     const auto started = std::chrono::steady_clock::now();
+    g_started_ms = now_ms();
     g_copying_in_ms = 0;
     if (!ping) {
         const bool exact = request.get<unsigned char>() != 0;
@@ -344,6 +355,7 @@ void run_calls(wire::Reader& request, bool ping, wire::Message& result, std::vec
     wait_without_spinning();
     CUDA_CHECK(cudaDeviceSynchronize());  // and for any other stream (at once when none is busy)
     own_ms = std::max(ms_since(started) - g_copying_in_ms, 0.0);
+    g_ended_ms = now_ms();
 }
 
 // The "done" answer: how the call ended and, when all went well, this process's own time of it
@@ -356,6 +368,9 @@ wire::Message done_message(const Outcome& outcome, double own_ms, const wire::Me
     done.put(static_cast<unsigned char>(outcome.sticky()));
     done.put_string(outcome.text);
     if (outcome.status == wire::Status::ok) {
+        done.put(g_received_ms);
+        done.put(g_started_ms);
+        done.put(g_ended_ms);
         done.put(own_ms);
         done.put_bytes(result.bytes().data(), result.bytes().size());
     }
@@ -522,6 +537,7 @@ int main()
     for (;;) {
         wire::Reader request;
         if (!wire::receive(socket, request)) return 0;  // the judge is gone
+        runner::g_received_ms = runner::now_ms();
         const auto op = request.get<wire::Op>();
         if (op == wire::Op::exit) {
             // Let go of the output, then say so by closing the socket: the judge need not wait
