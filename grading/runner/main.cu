@@ -16,7 +16,6 @@
 #include <nvtx3/nvToolsExt.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <poll.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -316,9 +315,8 @@ void wait_without_spinning()
     CUDA_CHECK(cudaEventSynchronize(drained));
 }
 
-// Whether the runner's waits for the judge and for the GPU's switch may spin: where the process
-// may use 8 cores or more, so that a spinning runner takes no core the judge needs (a Slurm job
-// of 2 cores, a laptop).
+// Whether the runner's wait for the GPU's switch may spin: where the process may use 8 cores or
+// more, so that a spinning runner takes no core the judge needs (a Slurm job of 2 cores, a laptop).
 bool may_spin()
 {
     static const bool spin = [] {
@@ -345,20 +343,6 @@ void wait_for_switch()
     while ((status = cudaEventQuery(switched)) == cudaErrorNotReady) {
     }
     CUDA_CHECK(status);
-}
-
-// Waits until the judge's next message is there to read: polling for up to kPollMs after the
-// last answer, where may_spin, then sleeping in the read. A timing's pings and batches follow
-// each other within milliseconds, and a sleeping runner's wake-up would count on the judge's
-// clock.
-void wait_for_message(int socket)
-{
-    constexpr double kPollMs = 50;
-    if (!may_spin()) return;
-    const auto started = std::chrono::steady_clock::now();
-    pollfd ready{socket, POLLIN, 0};
-    while (::poll(&ready, 1, 0) == 0 && ms_since(started) < kPollMs) {
-    }
 }
 
 // Runs the message's calls one after another (a ping runs none), then waits for the whole GPU,
@@ -584,7 +568,6 @@ int main()
 
     for (;;) {
         wire::Reader request;
-        runner::wait_for_message(socket);
         if (!wire::receive(socket, request)) return 0;  // the judge is gone
         runner::g_received_ms = runner::now_ms();
         const auto op = request.get<wire::Op>();
