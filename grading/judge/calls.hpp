@@ -95,8 +95,14 @@ public:
     /// and the end of the judge's turn on the GPU. Printed under WORKBOOK_CLOCK_TRACE to show
     /// where a call's time goes; the runner's moments are its own word, never counted.
     struct Timeline {
-        double sent = 0, received = 0, started = 0, ended = 0, answered = 0, turned = 0;
+        double sent = 0;      ///< the judge sent the request
+        double received = 0;  ///< the runner read it (the runner's word)
+        double started = 0;   ///< its calls started, the GPU switched to it (the runner's word)
+        double ended = 0;     ///< its last wait was over (the runner's word)
+        double answered = 0;  ///< the judge read "done"
+        double turned = 0;    ///< the judge's own kernel ran: the judge's clock stops here
     };
+    /// \brief The moments of the last call that went well (Timeline).
     const Timeline& last_timeline() const { return timeline_; }
 
     /// \brief Notes that the next call hands the runner a device allocation: one it has not
