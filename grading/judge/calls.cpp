@@ -221,12 +221,7 @@ double run_batch()
     g_batches.count = 0;
     wire::Reader reply = runner.call(request, calls == 1 ? "a call" : "a batch of " + std::to_string(calls) + " calls");
     g_last_batch_own_ms = reply.get<double>();
-    if (clock_trace() > 0) {
-        const Runner::Timeline& t = runner.last_timeline();
-        std::printf("clock: batch of %u: to the runner %.4f ms, its first turn %.4f, its calls %.4f, back %.4f, "
-                    "the judge's turn %.4f\n", calls, t.received - t.sent, t.started - t.received,
-                    t.ended - t.started, t.answered - t.ended, t.turned - t.answered);
-    }
+    if (clock_trace() > 0) std::printf("clock: batch of %u: %s\n", calls, runner.last_timeline().legs().c_str());
     const double ms = std::max(runner.last_call_ms() - round_trip_ms(), 0.0);
     // One record for the whole batch: each run's check gets it, with the bytes it copied to the
     // host shared out among the runs.

@@ -101,6 +101,9 @@ public:
         double ended = 0;     ///< its last wait was over (the runner's word)
         double answered = 0;  ///< the judge read "done"
         double turned = 0;    ///< the judge's own kernel ran: the judge's clock stops here
+        /// \brief The legs between those moments, as the trace prints them: "to the runner
+        /// 0.0122 ms, its first turn 0.3779, its calls 0.0349, back 0.0190, the judge's turn 0.1557".
+        std::string legs() const;
     };
     /// \brief The moments of the last call that went well (Timeline).
     const Timeline& last_timeline() const { return timeline_; }

@@ -44,10 +44,7 @@ double fastest_ping(Runner& trusted, std::vector<double>& ms)
         }
         trusted.take_record();
     }
-    if (clock_trace() > 0)
-        std::printf("clock: fastest ping: to the runner %.4f ms, its first turn %.4f, its calls %.4f, back %.4f, "
-                    "the judge's turn %.4f\n", fastest.received - fastest.sent, fastest.started - fastest.received,
-                    fastest.ended - fastest.started, fastest.answered - fastest.ended, fastest.turned - fastest.answered);
+    if (clock_trace() > 0) std::printf("clock: fastest ping: %s\n", fastest.legs().c_str());
     return *std::min_element(ms.begin(), ms.end());
 }
 }  // namespace

@@ -425,6 +425,15 @@ void Runner::note_allocation(unsigned long long id)
     mapped_[id] = next;
 }
 
+std::string Runner::Timeline::legs() const
+{
+    char text[200];
+    std::snprintf(text, sizeof text, "to the runner %.4f ms, its first turn %.4f, its calls %.4f, back %.4f, "
+                  "the judge's turn %.4f", received - sent, started - received, ended - started, answered - ended,
+                  turned - answered);
+    return text;
+}
+
 LaunchRecord Runner::take_record()
 {
     if (record_pending_) read_record();
