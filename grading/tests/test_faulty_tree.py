@@ -17,6 +17,8 @@ import sys
 import tempfile
 import time
 
+import support  # usable_gpu
+
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # (lab folder, file, text in the solution, replacement, {test name: message regex}).
@@ -102,12 +104,8 @@ def main():
     p.add_argument("--build-dir", required=True)
     build_dir = os.path.abspath(p.parse_args().build_dir)
     # Without a GPU nothing would be graded: skip before building a whole tree for nothing.
-    sys.path.insert(0, os.path.join(SOURCE_DIR, "grading", "driver"))
-    import grade
-    device = grade.probe_device(build_dir)
-    if not device.get("ok"):
-        print("skipped, nothing was graded: %s" % device.get("message", "no usable GPU"))
-        return 77
+    if not support.usable_gpu(build_dir):
+        return support.SKIP
     with tempfile.TemporaryDirectory() as tmp:
         tree = os.path.join(tmp, "faulty")
         shutil.copytree(os.path.join(SOURCE_DIR, "solutions"), tree)

@@ -21,6 +21,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "driver"))
 import grade  # noqa: E402
+import support  # noqa: E402  (fake_checker_command_line)
 
 FAKE = None  # the fake checker binary, set from --fake
 
@@ -484,15 +485,8 @@ class FirstScreen(GraderTest):
 
 def main():
     global FAKE
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--fake", required=True, help="the fake_checker binary")
-    options, rest = parser.parse_known_args()
-    FAKE = os.path.abspath(options.fake)
-    if not os.access(FAKE, os.X_OK):
-        sys.exit("no fake checker at %s: build it first (make all)" % FAKE)
-    for name in [n for n in os.environ if n.startswith("FAKE_")]:
-        del os.environ[name]  # the faults are switched on per test, never inherited
-    unittest.main(argv=[sys.argv[0]] + rest)
+    FAKE, argv = support.fake_checker_command_line()
+    unittest.main(argv=argv)
 
 
 if __name__ == "__main__":

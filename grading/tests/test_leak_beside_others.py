@@ -23,9 +23,9 @@ import subprocess
 import sys
 import threading
 
+import support  # usable_gpu
+
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(SOURCE_DIR, "grading", "driver"))
-import grade  # noqa: E402  (probe_device)
 
 TEST = "round trip from host: frees what it allocates"
 OWN_FIGURE = "NVML's figure for the process that runs your code"
@@ -56,10 +56,8 @@ def main():
     p.add_argument("--churn", required=True, help="the device_churn program")
     a = p.parse_args()
     build_dir = os.path.abspath(a.build_dir)
-    device = grade.probe_device(build_dir)
-    if not device.get("ok"):
-        print("skipped, nothing was graded: %s" % device.get("message", "no usable GPU"))
-        return 77
+    if not support.usable_gpu(build_dir):
+        return support.SKIP
 
     churn = subprocess.Popen([a.churn, "--seconds", "400"], stdout=subprocess.PIPE, text=True)
     first = churn.stdout.readline().strip()
