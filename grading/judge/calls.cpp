@@ -36,6 +36,7 @@ bool g_profile_next = false;
 Charged g_charged;                   // calls since take_charged, their time with each round trip
 int g_calls_made = 0;                // calls sent since take_calls_made
 Runner* g_target = nullptr;          // as_reference's runner, or null for the student's
+Runner* g_tool_target = nullptr;     // with_runner's runner of the student's code under a tool, or null
 std::set<unsigned long long> g_call_allocations;  // the device allocations the call being encoded was given
 std::string g_practice_reason;       // why this checker runs in practice mode (find_practice_mode), or ""
 
@@ -121,7 +122,22 @@ void end_runners()
     if (!reference_program().empty()) reference_runner().end();
 }
 
-Runner& target_runner() { return g_target ? *g_target : student_runner(); }
+namespace {
+// The runner of the student's code that the calls go to: the one under a tool (with_runner), or
+// the student's own.
+Runner& student_side() { return g_tool_target ? *g_tool_target : student_runner(); }
+}  // namespace
+
+Runner& target_runner() { return g_target ? *g_target : student_side(); }
+
+void with_runner(Runner& runner, const std::function<void()>& calls)
+{
+    struct Route {
+        explicit Route(Runner& runner) { g_tool_target = &runner; }
+        ~Route() { g_tool_target = nullptr; }
+    } route(runner);
+    calls();
+}
 
 void as_reference(const std::function<void()>& calls)
 {
@@ -139,7 +155,7 @@ namespace {
 wire::Message calls_message(Runner& runner, std::uint32_t count)
 {
     wire::Message request(wire::Op::call);
-    request.put(static_cast<unsigned char>(&runner == &student_runner() && !runner_tool().empty()));
+    request.put(static_cast<unsigned char>(runner.under_tool()));
     request.put(count);
     return request;
 }
@@ -247,14 +263,14 @@ void record_from_runner()
     set_recorder({[] {
                       // Before a run queued into a batch nothing is pending: the batch's record
                       // comes after it ran.
-                      if (!g_batches.active) student_runner().take_record();
+                      if (!g_batches.active) student_side().take_record();
                   },
                   [] {
                       if (g_batches.replays > 0) {
                           --g_batches.replays;
                           return g_batches.record;
                       }
-                      return student_runner().take_record();
+                      return student_side().take_record();
                   }});
     // A timed run of the student's code is timed on the judge's clock alone (clock.hpp).
     install_judge_clock();

@@ -62,6 +62,17 @@ public:
     Runner(const Runner&) = delete;
     Runner& operator=(const Runner&) = delete;
 
+    /// \brief Keeps what the tool around this runner writes (its report, and whatever the runner
+    /// prints) for tool_output(), instead of letting it through to this process's output: for a
+    /// tool run of the judge's own (tools.hpp), which reads the report itself. Before the start.
+    void keep_tool_output();
+
+    /// \brief What the tool wrapped around this runner wrote, with keep_tool_output().
+    std::string tool_output() const;
+
+    /// \brief Whether the runner runs under a tool (compute-sanitizer, ncu).
+    bool under_tool() const { return !tool_.empty(); }
+
     /// \brief Starts the runner's process without waiting for it, so that its start (CUDA's
     /// above all) overlaps the checker's own; the first call waits for it.
     /// \param cold start the process (and the tool around it) but not CUDA: the runner readies
@@ -180,6 +191,7 @@ private:
     std::set<std::string> defined_;
     std::function<void()> when_ready_;
     std::vector<int> frozen_;  // the processes freeze() paused
+    int tool_output_ = -1;     // keep_tool_output's file (a memfd), which the tool writes to
 };
 
 /// \brief The runner that holds the student's code: `<this checker>_runner`, beside it.
@@ -188,6 +200,12 @@ Runner& student_runner();
 /// \brief The runner of the reference solution: the same runner, built from solutions/. The
 /// reference is timed there, exactly as the student's code is (time_call in judge.hpp).
 Runner& reference_runner();
+
+/// \brief Runs `calls` against `runner` (a runner of the student's code under a tool, for a tool
+/// run of the judge's own) instead of the student's runner.
+/// \param runner where every call of `calls` goes
+/// \param calls what to run
+void with_runner(Runner& runner, const std::function<void()>& calls);
 
 /// \brief Whether this checker has a reference solution's runner (the forwarders name it).
 bool has_reference_runner();

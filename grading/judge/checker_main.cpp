@@ -274,13 +274,11 @@ void take_results_channel()
 
 // The grader grades the labs one after another, and starts the next lab's checker while this
 // one's tests run, so that its start (CUDA's, in this process and in the runners) is over when
-// its turn comes. Such a checker waits here, its GPU ready. Its early compute-sanitizer and
-// Nsight Compute runs have started too, but each waits at a gate before it or its runner starts
-// CUDA (start_tool_runs_behind_gate); its tests wait here. So nothing of this checker but its
-// own start shares the GPU with the tests of the lab before it.
+// its turn comes. Such a checker waits here, its GPU ready; its tests wait here, and its runners
+// under compute-sanitizer and Nsight Compute start only when its turn comes (start_tool_runs):
+// CUDA's start under compute-sanitizer runs the tool's own work on the GPU. So nothing of this
+// checker but its own start shares the GPU with the tests of the lab before it.
 // A pipe closed without a byte means the grader no longer needs this run.
-bool held_for_turn() { return g_go_fd >= 0; }
-
 void wait_for_turn()
 {
     if (g_go_fd < 0) return;
@@ -303,25 +301,11 @@ std::optional<std::string> probe_to_run(int argc, char** argv)
 // probe's, so that the tool's verdict ("found errors") reaches the tool run (tools.hpp).
 int run_probe_alone(const std::string& probe)
 {
-    // A run started by a checker held for its turn (behind a gate) starts its tool and runner,
-    // and its own CUDA, then waits at the gate. This process's CUDA start is an ordinary one, as
-    // the held checker's and its runners' are, made while the lab before runs: CUDA starts one
-    // process at a time, and after the gate each tool run would otherwise queue for it twice.
-    // The runner under the tool starts CUDA only after the gate, at the first call: there CUDA's
-    // start runs work on the GPU (compute-sanitizer's above all), which would share it with the
-    // measurements of the lab before. Any other run starts CUDA at once.
-    const bool gated = probe_behind_gate();
 #ifndef WORKBOOK_CHECKER_WITHOUT_GPU
-    // The tool wrapped around the runner (compute-sanitizer) starts while this process does.
-    remote::student_runner().start_early(gated);
+    // The tool wrapped around the runner starts while this process does.
+    remote::student_runner().start_early();
 #endif
-    constexpr int exit_not_needed = 3;  // the gate closed without opening: the checker is gone
     const DeviceProbe device = probe_device();
-    if (device.status == DeviceProbe::Status::ok) {
-        cudaFree(nullptr);
-        cudaGetLastError();  // an error here shows again, and is reported, at the probe's first call
-    }
-    if (gated && !pass_probe_gate()) return exit_not_needed;
     if (device.status != DeviceProbe::Status::ok) {
         std::fprintf(stderr, "%s\nThe probe was not run.\n", device.message.c_str());
         return exit_no_device;
@@ -387,32 +371,6 @@ void start_tool_runs(int argc, char** argv)
     if (runs_every_test(argc, argv)) start_tool_runs_early();
 }
 
-// A checker held for its turn starts those runs before it waits, behind a gate: a pipe whose read
-// end each run inherits and reads one byte from once its tool and runner have started, before
-// CUDA does (pass_probe_gate). The start of their processes then overlaps the lab before;
-// everything they do on the GPU waits, as this checker's tests do. Returns the write end, or -1
-// when no run started (start_tool_runs then starts them once the turn has come). The read end
-// stays open in this process for as long as it runs, so that no later file takes its number
-// while a run may still read it.
-int start_tool_runs_behind_gate(int argc, char** argv)
-{
-    int ends[2];
-    if (!runs_every_test(argc, argv) || ::pipe2(ends, O_CLOEXEC) != 0) return -1;
-    ::fcntl(ends[0], F_SETFD, 0);  // the runs inherit the read end; the write end stays here
-    start_tool_runs_early(ends[0]);
-    return ends[1];
-}
-
-// Opens the gate: one byte for each run (more than any checker starts), then the end of the pipe.
-void open_gate(int gate)
-{
-    const std::string bytes(256, 'g');
-    ssize_t written;
-    while ((written = ::write(gate, bytes.data(), bytes.size())) < 0 && errno == EINTR) {
-    }
-    ::close(gate);
-}
-
 // The end of the run, once every test has reported: the runners end, and the results channel
 // closes.
 void end_run()
@@ -465,13 +423,8 @@ int main(int argc, char** argv)
     // Before the tool runs start: they take this decision (WORKBOOK_PRACTICE_MODE).
     if (!workbook::wants_only_information(argc, argv)) workbook::decide_practice_mode(needs_device);
     if (!workbook::wants_only_information(argc, argv)) {
-        const int gate =
-            needs_device && workbook::held_for_turn() ? workbook::start_tool_runs_behind_gate(argc, argv) : -1;
         workbook::wait_for_turn();
-        if (gate >= 0)
-            workbook::open_gate(gate);
-        else if (needs_device)
-            workbook::start_tool_runs(argc, argv);
+        if (needs_device) workbook::start_tool_runs(argc, argv);
     }
     const int status = context.run();
     workbook::end_run();

@@ -1,13 +1,13 @@
 // Nsight Compute's hardware counters for a probe (read_counters in tools.hpp): running a probe
-// under ncu, reading its CSV output (ncu.hpp, shared with slowness.cpp), and the readings that
-// start early, beside the checker's first tests.
+// on a runner under ncu, reading its CSV output (ncu.hpp, shared with slowness.cpp), and the
+// runners that start early, beside the checker's first tests.
 #include "tools.hpp"
 #include "ncu.hpp"
 #include "tool_run.hpp"
 
 #include <algorithm>
 #include <cstdlib>
-#include <future>
+#include <memory>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -30,10 +30,10 @@ std::vector<CounterRequest>& early_counter_requests()
     static std::vector<CounterRequest> requests;
     return requests;
 }
-std::map<CounterRequest, std::shared_future<CounterReading>>& early_counters()
+std::map<CounterRequest, std::shared_ptr<ProbeRun>>& early_runs()
 {
-    static std::map<CounterRequest, std::shared_future<CounterReading>> readings;
-    return readings;
+    static std::map<CounterRequest, std::shared_ptr<ProbeRun>> runs;
+    return runs;
 }
 
 bool contains(const std::string& text, const char* what) { return text.find(what) != std::string::npos; }
@@ -95,17 +95,19 @@ std::string counters_forbidden(const std::string& output)
 
 namespace {
 
-CounterReading run_ncu(const std::string& probe, const std::string& kernel_regex,
-                       const std::vector<std::string>& metrics, const std::vector<std::string>& environment)
+// ncu reading these metrics of the kernels that match, as every reading starts it.
+std::vector<std::string> ncu_command(const std::string& kernel_regex, const std::vector<std::string>& metrics)
 {
-    CounterReading reading;
     std::string list;
     for (const auto& m : metrics) list += (list.empty() ? "" : ",") + m;
     //! [run under ncu]
-    const ToolRun run = run_probe_under({"ncu", "--csv", "--metrics", list, "--kernel-name",
-                                         "regex:" + kernel_regex},
-                                        probe, 180, environment);
+    return {"ncu", "--csv", "--metrics", list, "--kernel-name", "regex:" + kernel_regex};
     //! [run under ncu]
+}
+
+CounterReading reading_of(const ToolRun& run, const std::string& kernel_regex)
+{
+    CounterReading reading;
     if (!run.ran) {
         reading.why_not = run.why_not;
         return reading;
@@ -131,9 +133,9 @@ CounterReading run_ncu(const std::string& probe, const std::string& kernel_regex
 CounterReading read_counters(const std::string& probe, const std::string& kernel_regex,
                              const std::vector<std::string>& metrics)
 {
-    const auto early = early_counters().find({probe, kernel_regex, metrics});
-    if (early != early_counters().end()) return early->second.get();
-    return run_ncu(probe, kernel_regex, metrics, {});
+    const auto early = early_runs().find({probe, kernel_regex, metrics});
+    if (early != early_runs().end()) return reading_of(early->second->result(), kernel_regex);
+    return reading_of(ProbeRun(ncu_command(kernel_regex, metrics), probe).result(), kernel_regex);
 }
 
 bool read_counters_early(const std::string& probe, const std::string& kernel_regex,
@@ -143,13 +145,14 @@ bool read_counters_early(const std::string& probe, const std::string& kernel_reg
     return true;
 }
 
-std::vector<std::function<void()>> start_counter_readings_early(const std::vector<std::string>& environment)
+std::vector<std::function<void()>> start_counter_readings_early()
 {
-    for (const CounterRequest& request : early_counter_requests())
-        early_counters()[request] = std::async(std::launch::async, run_ncu, request.probe, request.kernel_regex,
-                                               request.metrics, environment).share();
     std::vector<std::function<void()>> waits;
-    for (const auto& [key, reading] : early_counters()) waits.push_back([reading = reading] { reading.wait(); });
+    for (const CounterRequest& request : early_counter_requests()) {
+        auto run = std::make_shared<ProbeRun>(ncu_command(request.kernel_regex, request.metrics), request.probe);
+        early_runs()[request] = run;
+        waits.push_back([run] { run->result(); });
+    }
     return waits;
 }
 

@@ -14,6 +14,7 @@
 #include <pwd.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -223,7 +224,34 @@ Runner::Runner(std::string program, std::string who, std::vector<std::string> to
 {
 }
 
-Runner::~Runner() { stop(); }
+Runner::~Runner()
+{
+    stop();
+    if (tool_output_ >= 0) ::close(tool_output_);
+}
+
+void Runner::keep_tool_output()
+{
+    if (tool_output_ >= 0) return;
+    tool_output_ = memfd_create("workbook-tool-output", MFD_CLOEXEC);
+    if (tool_output_ < 0)
+        throw std::runtime_error(std::string("cannot make a file for a tool's report: ") + std::strerror(errno));
+}
+
+std::string Runner::tool_output() const
+{
+    std::string text;
+    if (tool_output_ < 0) return text;
+    char buffer[4096];
+    off_t at = 0;
+    ssize_t n;
+    while ((n = ::pread(tool_output_, buffer, sizeof buffer, at)) > 0) {
+        text.append(buffer, static_cast<std::size_t>(n));
+        at += n;
+    }
+    return text;
+}
+
 
 void Runner::start_early(bool cold)
 {
@@ -291,8 +319,9 @@ void Runner::launch()
     envp.push_back(nullptr);
 
     // What the runner prints comes through a pipe of the judge's, relayed as the student's own
-    // words (relay_output). Under a tool, the tool's report goes straight to the probe's output,
-    // which the judge that started the probe reads.
+    // words (relay_output). Under a tool, the tool's report goes straight to this process's
+    // output, which the judge that started it as a probe reads, or to the file of
+    // keep_tool_output, which a judge running the tool itself reads (tool_output).
     int printed[2] = {-1, -1};
     if (tool_.empty() && pipe2(printed, O_CLOEXEC) != 0)
         throw std::runtime_error(std::string("cannot make a pipe for the runner's output: ") + std::strerror(errno));
@@ -308,6 +337,9 @@ void Runner::launch()
         if (printed[1] >= 0) {
             dup2(printed[1], 1);
             dup2(printed[1], 2);
+        } else if (tool_output_ >= 0) {
+            dup2(tool_output_, 1);  // dup2 clears close-on-exec; both share one offset
+            dup2(tool_output_, 2);
         }
         // The runner gets its socket and the standard streams, no other descriptor of the
         // judge's (the results pipe above all).

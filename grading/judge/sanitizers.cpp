@@ -1,10 +1,10 @@
 // compute-sanitizer's runs of a probe (sanitize in tools.hpp): the run, its verdict from the exit
-// status, the report lines worth showing, and the runs that start early, beside the checker's
-// first tests.
+// status, the report lines worth showing, and the runners that start early, beside the
+// checker's first tests.
 #include "tools.hpp"
 #include "tool_run.hpp"
 
-#include <future>
+#include <memory>
 #include <sstream>
 #include <utility>
 
@@ -13,10 +13,18 @@ namespace workbook {
 namespace {
 
 // The compute-sanitizer runs started early, by (tool, probe).
-std::map<std::pair<std::string, std::string>, std::shared_future<SanitizerReport>>& early_runs()
+std::map<std::pair<std::string, std::string>, std::shared_ptr<ProbeRun>>& early_runs()
 {
-    static std::map<std::pair<std::string, std::string>, std::shared_future<SanitizerReport>> runs;
+    static std::map<std::pair<std::string, std::string>, std::shared_ptr<ProbeRun>> runs;
     return runs;
+}
+
+constexpr int kFoundSomething = 86;  // any status the probe itself never uses
+
+// compute-sanitizer with one of its tools, as every run starts it.
+std::vector<std::string> sanitizer_command(const std::string& tool)
+{
+    return {"compute-sanitizer", "--tool", tool, "--error-exitcode", std::to_string(kFoundSomething), "--print-limit", "20"};
 }
 
 // The first lines of a tool's report worth showing a student.
@@ -33,19 +41,12 @@ std::string report_lines(const std::string& output, std::size_t limit)
     return kept;
 }
 
-SanitizerReport run_sanitizer(const std::string& tool, const std::string& probe, int timeout_s,
-                              const std::vector<std::string>& environment)
+SanitizerReport report_of(const ToolRun& run)
 {
-    constexpr int kFoundSomething = 86;  // any status the probe itself never uses
     SanitizerReport report;
-    const ToolRun run = run_probe_under({"compute-sanitizer", "--tool", tool, "--error-exitcode",
-                                         std::to_string(kFoundSomething), "--print-limit", "20"},
-                                        probe, timeout_s, environment);
     if (!run.ran) {
         report.why_not = run.why_not;
-        return report;
-    }
-    if (run.exit_code == kFoundSomething) {
+    } else if (run.exit_code == kFoundSomething) {
         report.verdict = SanitizerReport::Verdict::findings;
         report.findings = report_lines(run.output, 30);
     } else if (run.exit_code == 0) {
@@ -66,18 +67,19 @@ SanitizerReport run_sanitizer(const std::string& tool, const std::string& probe,
 SanitizerReport sanitize(const std::string& tool, const std::string& probe)
 {
     const auto early = early_runs().find({tool, probe});
-    if (early != early_runs().end()) return early->second.get();
-    return run_sanitizer(tool, probe, 180, {});
+    if (early != early_runs().end()) return report_of(early->second->result());
+    return report_of(ProbeRun(sanitizer_command(tool), probe).result());
 }
 
-std::vector<std::function<void()>> start_sanitizer_runs_early(int timeout_s, const std::vector<std::string>& environment)
+std::vector<std::function<void()>> start_sanitizer_runs_early()
 {
-    for (const auto& [name, probe] : probes())
-        for (const std::string& tool : probe.sanitizer_tools)
-            early_runs()[{tool, name}] =
-                std::async(std::launch::async, run_sanitizer, tool, name, timeout_s, environment).share();
     std::vector<std::function<void()>> waits;
-    for (const auto& [key, run] : early_runs()) waits.push_back([run = run] { run.wait(); });
+    for (const auto& [name, probe] : probes())
+        for (const std::string& tool : probe.sanitizer_tools) {
+            auto run = std::make_shared<ProbeRun>(sanitizer_command(tool), name);
+            early_runs()[{tool, name}] = run;
+            waits.push_back([run] { run->result(); });
+        }
     return waits;
 }
 

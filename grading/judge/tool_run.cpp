@@ -1,14 +1,17 @@
 // Running this very program's probes under a tool (tools.hpp): the registry of probes, finding
-// the tool, the run itself (a shell command under `timeout`, read through a pipe), and the
-// early start of every tool run; also the skip reason, by which a test reports a tool that
-// could not run. What is run, and how its output is read, is in ncu.cpp, slowness.cpp and
+// the tool, a probe run on a runner under a tool that this process drives (run_probe_on), the
+// whole program run again under a tool (a shell command under `timeout`, read through a pipe),
+// and the early start of every tool's runner; also the skip reason, by which a test reports a
+// tool that could not run. What is run, and how its output is read, is in ncu.cpp, slowness.cpp and
 // sanitizers.cpp.
 #include "tools.hpp"
 #include "tool_run.hpp"
 
+#include "common/check.hpp"
 #include "common/launch_record.hpp"
 #include "common/timing.hpp"
 
+#include <cuda_runtime.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 
 namespace workbook {
@@ -110,26 +114,54 @@ ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std:
     return run;
 }
 
-// The environment variable that names a probe run's gate (start_tool_runs_early).
-constexpr const char* kProbeGateVariable = "WORKBOOK_PROBE_GATE_FD";
-
 ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
                         int timeout_s, const std::vector<std::string>& environment)
 {
     return run_self_under(tool_and_args, {"--workbook-probe=" + probe}, environment, timeout_s, Target::runner);
 }
 
-void start_tool_runs_early(int gate_fd)
+ProbeRun::ProbeRun(const std::vector<std::string>& tool_and_args, std::string probe) : probe_(std::move(probe))
 {
-    // A minute each: a probe that hangs under a tool must not hold up the measurements for long.
-    constexpr int kEarlyTimeout = 60;
-    std::vector<std::string> environment;
-    if (gate_fd >= 0) environment.push_back(std::string(kProbeGateVariable) + "=" + std::to_string(gate_fd));
-    std::vector<std::function<void()>> waits = start_sanitizer_runs_early(kEarlyTimeout, environment);
+    std::vector<std::string> words = tool_and_args;
+    words.at(0) = find_tool(tool_and_args.at(0));
+    if (words[0].empty()) {
+        result_.why_not = tool_and_args[0] + " is not installed (not on PATH, not in /usr/local/cuda/bin)";
+        done_ = true;
+        return;
+    }
+    runner_ = std::make_unique<remote::Runner>(this_program() + "_runner", "your code", words);
+    runner_->keep_tool_output();
+    runner_->start_early();
+}
+
+const ToolRun& ProbeRun::result()
+{
+    if (std::exchange(done_, true)) return result_;
+    std::string failure;
+    try {
+        remote::with_runner(*runner_, [&] {
+            if (!run_probe(probe_)) throw std::runtime_error("no probe named \"" + probe_ + "\"");
+            CUDA_CHECK(cudaDeviceSynchronize());
+        });
+    } catch (const std::exception& e) {
+        failure = "probe " + probe_ + " failed: " + e.what() + "\n";
+    }
+    // The tool writes its report as the runner exits, and its exit status is the tool's verdict.
+    const int status = runner_->finish();
+    result_.ran = true;
+    result_.output = runner_->tool_output() + failure;
+    result_.exit_code = !failure.empty() ? 1 : status > 0 ? status : 0;
+    runner_.reset();
+    return result_;
+}
+
+void start_tool_runs_early()
+{
+    std::vector<std::function<void()>> waits = start_sanitizer_runs_early();
     // Counts of events in a kernel do not depend on what else runs on the GPU.
-    for (std::function<void()>& wait : start_counter_readings_early(environment)) waits.push_back(std::move(wait));
-    // No measurement shares the GPU with them (and Nsight Compute locks its clocks while it
-    // profiles): time_gpu waits for each first.
+    for (std::function<void()>& wait : start_counter_readings_early()) waits.push_back(std::move(wait));
+    // No measurement shares the GPU with them: time_gpu has each run done first. A runner of the
+    // student's code left waiting under its tool could run the student's threads meanwhile.
     for (std::function<void()>& wait : waits) add_background_gpu_work(std::move(wait));
 }
 
@@ -141,17 +173,6 @@ bool wait_for_byte(int fd)
     }
     ::close(fd);
     return n == 1;
-}
-
-bool probe_behind_gate() { return std::getenv(kProbeGateVariable) != nullptr; }
-
-bool pass_probe_gate()
-{
-    const char* fd = std::getenv(kProbeGateVariable);
-    if (fd == nullptr) return true;
-    const int gate = std::atoi(fd);
-    unsetenv(kProbeGateVariable);
-    return wait_for_byte(gate);
 }
 
 void skip_test(const std::string& reason)

@@ -3,19 +3,23 @@
 /// counters and compute-sanitizer.
 ///
 /// A checker declares *probes*: named pieces of GPU work, such as "launch the student's transpose
-/// once at 4096 x 4096". A test then starts the checker's own executable again, as
-/// `checker --workbook-probe=NAME`, which starts its runner (the process that holds the student's
-/// code, calls.hpp) under `ncu` or `compute-sanitizer` inside the runner's sandbox, and reads
-/// what the tool found. The tool sees only the student's work, and a fault in it cannot take the
-/// checker down.
+/// once at 4096 x 4096". A sanitizer or counter test starts a runner of the student's code (the
+/// process that holds it, calls.hpp) under `compute-sanitizer` or `ncu`, inside the runner's
+/// sandbox, runs the probe with every call going to that runner, ends it, and reads what the
+/// tool wrote. The tool sees only the student's work, and a fault in it cannot take the checker
+/// down. The checker itself is the probe's judge: a second judge process would cost a CUDA
+/// start of its own, and CUDA starts one process at a time (docs/grading.md, "What it costs").
 ///
 /// A probe names the compute-sanitizer tools its tests run on it. A checker that runs all its
-/// tests starts those runs in the background as it starts (start_tool_runs_early), so that they
-/// overlap the correctness tests instead of adding to them; a sanitizer test then only collects
-/// its result. Nothing is timed while they run: every measurement waits for them first
-/// (have_gpu_alone in common/timing.hpp, called by time_gpu). Hardware counters a test will read can start early too
-/// (read_counters_early). Where a tool is missing or may not read the counters, the test
-/// says so and is reported as skipped, never as passed.
+/// tests starts those runners as its turn comes (start_tool_runs_early), so that their tool's
+/// start and their CUDA's overlap the correctness tests; a sanitizer test then runs its probe on
+/// its runner. Nothing is timed while one of them starts: every measurement waits for them first
+/// (have_gpu_alone in common/timing.hpp, called by time_gpu). Hardware counters a test will read
+/// can have their runner started early too (read_counters_early). Where a tool is missing or may
+/// not read the counters, the test says so and is reported as skipped, never as passed.
+///
+/// `checker --workbook-probe=NAME` still runs one probe alone, in a process of its own, for a
+/// tool wrapped around the whole checker (explain_slowness) or by hand.
 ///
 /// The definitions, by concept: tool_run.cpp (the probes, and running this program under a
 /// tool), ncu.cpp (Nsight Compute's counters), slowness.cpp (explain_slowness) and
@@ -68,7 +72,7 @@ enum class Target {
 /// \param tool_and_args the tool's name (looked up with find_tool) and its arguments
 /// \param probe the probe's name
 /// \param timeout_s seconds before the tool is stopped
-/// \param environment settings "NAME=value" for the run (a gate, see start_tool_runs_early)
+/// \param environment settings "NAME=value" for the run
 /// \snippet grading/judge/ncu.cpp run under ncu
 ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
                         int timeout_s = 180, const std::vector<std::string>& environment = {});
@@ -132,23 +136,18 @@ struct SanitizerReport {
     std::string why_not;                     ///< when probe_failed or unavailable, why
 };
 
-/// \brief Runs a probe under one of compute-sanitizer's tools, or collects the run that
-/// start_tool_runs_early began.
+/// \brief Runs a probe under one of compute-sanitizer's tools, on the runner that
+/// start_tool_runs_early started for it if there is one.
 /// \param tool "memcheck", "racecheck", "synccheck" or "initcheck"
 /// \param probe the probe to run
 /// \snippet tests/check_03_shared_transpose.cpp racecheck
 SanitizerReport sanitize(const std::string& tool, const std::string& probe);
 
-/// \brief Starts in the background every compute-sanitizer run the probes name and every counter
-/// reading asked for early (checker_main.cpp calls it when the checker runs all its tests from
-/// the first).
-/// \param gate_fd -1, or the read end of a pipe that each run's probe reads one byte from before
-///        it touches the GPU (WORKBOOK_PROBE_GATE_FD): a checker started ahead of its turn
-///        starts its tool runs at once, and they start their tool and a cold runner (no CUDA
-///        yet) while the lab before runs, then wait. A pipe closed with no byte left stops them
-///        instead.
-///        The caller keeps the read end open for as long as it runs.
-void start_tool_runs_early(int gate_fd = -1);
+/// \brief Starts the runner under its tool of every compute-sanitizer run the probes name and
+/// of every counter reading asked for early (checker_main.cpp calls it when the checker runs all
+/// its tests from the first, once its turn has come: CUDA's start under compute-sanitizer runs
+/// the tool's own work on the GPU, which must not share it with the lab before).
+void start_tool_runs_early();
 
 /// \brief Marks the running test as skipped with a reason: it is reported as skipped and scores
 /// nothing, never as passed. Call it, then return from the test.
