@@ -132,9 +132,16 @@ Runner& target_runner() { return g_target ? *g_target : student_side(); }
 
 void with_runner(Runner& runner, const std::function<void()>& calls)
 {
+    // Even from inside the reference's timing (a probe run before it, have_gpu_alone): every
+    // call of `calls` goes to `runner`.
     struct Route {
-        explicit Route(Runner& runner) { g_tool_target = &runner; }
-        ~Route() { g_tool_target = nullptr; }
+        explicit Route(Runner& runner) : reference(std::exchange(g_target, nullptr)) { g_tool_target = &runner; }
+        ~Route()
+        {
+            g_tool_target = nullptr;
+            g_target = reference;
+        }
+        Runner* reference;
     } route(runner);
     calls();
 }

@@ -1,5 +1,5 @@
 // Running this very program's probes under a tool (tools.hpp): the registry of probes, finding
-// the tool, a probe run on a runner under a tool that this process drives (run_probe_on), the
+// the tool, a probe run on a runner under a tool that this process drives (ProbeRun), the
 // whole program run again under a tool (a shell command under `timeout`, read through a pipe),
 // and the early start of every tool's runner; also the skip reason, by which a test reports a
 // tool that could not run. What is run, and how its output is read, is in ncu.cpp, slowness.cpp and
