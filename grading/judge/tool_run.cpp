@@ -28,6 +28,12 @@ namespace {
 
 std::string g_skip_reason;
 
+// Why a tool that find_tool did not find cannot run.
+std::string not_installed(const std::string& tool)
+{
+    return tool + " is not installed (not on PATH, not in /usr/local/cuda/bin)";
+}
+
 std::string quoted(const std::string& arg)
 {
     std::string out = "'";
@@ -82,7 +88,7 @@ ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std:
     const std::string tool = find_tool(tool_and_args.at(0));
     //! [find tool]
     if (tool.empty()) {
-        run.why_not = tool_and_args[0] + " is not installed (not on PATH, not in /usr/local/cuda/bin)";
+        run.why_not = not_installed(tool_and_args[0]);
         return run;
     }
     std::string command = "timeout -k 5 " + std::to_string(timeout_s) + " env";
@@ -125,7 +131,7 @@ ProbeRun::ProbeRun(const std::vector<std::string>& tool_and_args, std::string pr
     std::vector<std::string> words = tool_and_args;
     words.at(0) = find_tool(tool_and_args.at(0));
     if (words[0].empty()) {
-        result_.why_not = tool_and_args[0] + " is not installed (not on PATH, not in /usr/local/cuda/bin)";
+        result_.why_not = not_installed(tool_and_args[0]);
         done_ = true;
         return;
     }
