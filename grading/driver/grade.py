@@ -20,9 +20,10 @@ How a lab is graded:
   5. A test that never reported a result counts as failed. Nothing is reported as passed that
      did not run: with no GPU, every GPU test is reported as skipped and scores nothing.
   6. The labs run one after another. Once a lab's checker has reported its first test, the next
-     lab's checker starts and holds before its own tests until its turn; its compute-sanitizer and
-     Nsight Compute runs start too, and hold before their first GPU work. Their start, CUDA's
-     above all, costs no time of its own.
+     lab's checker starts, starts CUDA and its runners, and holds before its own tests until its
+     turn, so that their start costs no time of its own. Its compute-sanitizer and Nsight Compute
+     runs start only when its turn comes: a tool's start runs GPU work of its own, which a
+     measurement of the lab before must not share the GPU with.
 
 Outputs, under <build>/grade/: results.json (Gradescope's format), junit.xml, and one log per lab
 with everything the checker printed.

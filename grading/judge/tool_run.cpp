@@ -120,12 +120,6 @@ ToolRun run_self_under(const std::vector<std::string>& tool_and_args, const std:
     return run;
 }
 
-ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
-                        int timeout_s, const std::vector<std::string>& environment)
-{
-    return run_self_under(tool_and_args, {"--workbook-probe=" + probe}, environment, timeout_s, Target::runner);
-}
-
 ProbeRun::ProbeRun(const std::vector<std::string>& tool_and_args, std::string probe) : probe_(std::move(probe))
 {
     std::vector<std::string> words = tool_and_args;

@@ -29,11 +29,12 @@ public:
     /// \brief Starts the runner under the tool.
     /// \param tool_and_args the tool's name (looked up with find_tool) and its arguments
     /// \param probe the probe's name
+    /// \snippet grading/judge/ncu.cpp run under ncu
     ProbeRun(const std::vector<std::string>& tool_and_args, std::string probe);
 
-    /// \brief The run, as run_probe_under gives it: the tool's report and exit status (1 when the
-    /// probe itself failed, its message at the end of the output), or why the tool could not
-    /// run. Runs the probe the first time.
+    /// \brief The run: the tool's report and exit status (1 when the probe itself failed, its
+    /// message at the end of the output), or why the tool could not run. Runs the probe the
+    /// first time.
     const ToolRun& result();
 
 private:

@@ -68,15 +68,6 @@ enum class Target {
     judge,   ///< the checker itself (the reference solution runs there)
 };
 
-/// \brief Runs one probe of this very program under a tool.
-/// \param tool_and_args the tool's name (looked up with find_tool) and its arguments
-/// \param probe the probe's name
-/// \param timeout_s seconds before the tool is stopped
-/// \param environment settings "NAME=value" for the run
-/// \snippet grading/judge/ncu.cpp run under ncu
-ToolRun run_probe_under(const std::vector<std::string>& tool_and_args, const std::string& probe,
-                        int timeout_s = 180, const std::vector<std::string>& environment = {});
-
 /// \brief Runs this very program again under a tool, with arguments and environment settings.
 /// \param tool_and_args the tool's name (looked up with find_tool) and its arguments
 /// \param self_args the arguments this program gets
