@@ -75,10 +75,7 @@ public:
 
     /// \brief Starts the runner's process without waiting for it, so that its start (CUDA's
     /// above all) overlaps the checker's own; the first call waits for it.
-    /// \param cold start the process (and the tool around it) but not CUDA: the runner readies
-    /// its GPU at the first call instead. For a tool run that waits at a gate (tools.hpp): under
-    /// compute-sanitizer, CUDA's start runs work on the GPU, which must wait for the turn too.
-    void start_early(bool cold = false);
+    void start_early();
 
     /// \brief Something to do once, as soon as the runner has said it is up (its first call
     /// waits for that).
@@ -178,7 +175,6 @@ private:
     pid_t pid_ = -1;
     int socket_ = -1;
     bool greeted_ = false;  // its hello (the functions it defines) was read
-    bool cold_ = false;     // started without CUDA (start_early): it readies the GPU at its first call
     bool record_pending_ = false;
     double last_ms_ = 0;
     Timeline timeline_;

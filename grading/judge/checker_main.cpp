@@ -32,10 +32,8 @@
 #include "common/random.hpp"
 
 #include <cuda_runtime.h>
-#include <fcntl.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

@@ -252,10 +252,8 @@ std::string Runner::tool_output() const
     return text;
 }
 
-
-void Runner::start_early(bool cold)
+void Runner::start_early()
 {
-    cold_ = cold;
     if (pid_ < 0) launch();
 }
 
@@ -310,7 +308,6 @@ void Runner::launch()
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
         throw std::runtime_error(std::string("cannot make a socket for the runner: ") + std::strerror(errno));
     std::vector<std::string> environment = runner_environment(sandbox);
-    if (std::exchange(cold_, false)) environment.push_back("WORKBOOK_RUNNER_COLD=1");  // a restart is warm
 
     std::vector<char*> args, envp;
     for (std::string& word : argv) args.push_back(word.data());

@@ -545,17 +545,6 @@ int main()
     }
     const int socket = std::atoi(fd);
     unsetenv("WORKBOOK_RUNNER_FD");
-    // Started cold (Runner::start_early), the runner touches no GPU until its first request.
-    bool cold = std::getenv("WORKBOOK_RUNNER_COLD") != nullptr;
-    unsetenv("WORKBOOK_RUNNER_COLD");
-    const auto ready_the_gpu = [] {
-        // The student's code waits for the GPU by spinning, which keeps a call that waits for
-        // its own stream as fast as in a process of its own; the runner's wait at the end of a
-        // call blocks (wait_without_spinning), its wait for the GPU's switch need not
-        // (wait_for_switch).
-        cudaSetDeviceFlags(cudaDeviceScheduleSpin);
-        runner::warm_up();
-    };
 
     wire::Message hello(wire::Op::hello);
     std::uint32_t defined = 0;
@@ -564,7 +553,11 @@ int main()
     for (const runner::Function& function : runner::lab_functions())
         if (function.address != nullptr) hello.put_string(function.name);
     if (!wire::send(socket, hello)) return 1;
-    if (!cold) ready_the_gpu();
+    // The student's code waits for the GPU by spinning, which keeps a call that waits for its own
+    // stream as fast as in a process of its own; the runner's wait at the end of a call blocks
+    // (wait_without_spinning), its wait for the GPU's switch need not (wait_for_switch).
+    cudaSetDeviceFlags(cudaDeviceScheduleSpin);
+    runner::warm_up();
 
     for (;;) {
         wire::Reader request;
@@ -579,7 +572,6 @@ int main()
             return 0;
         }
         if (op != wire::Op::call && op != wire::Op::ping && op != wire::Op::probe_ipc) return 3;
-        if (std::exchange(cold, false)) ready_the_gpu();
         if (op == wire::Op::probe_ipc) {
             if (!runner::serve_ipc_probe(socket, request)) return 0;
             continue;
