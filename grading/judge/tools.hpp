@@ -18,8 +18,9 @@
 /// can have their runner started early too (read_counters_early). Where a tool is missing or may
 /// not read the counters, the test says so and is reported as skipped, never as passed.
 ///
-/// `checker --workbook-probe=NAME` still runs one probe alone, in a process of its own, for a
-/// tool wrapped around the whole checker (explain_slowness) or by hand.
+/// `checker --workbook-probe=NAME` still runs one probe by itself, in a process of its own, run
+/// by hand: under a tool wrapped around the whole checker (lab 03's walkthrough shows ncu so) or
+/// with none (lab 07's). explain_slowness starts a second checker instead (run_self_under).
 ///
 /// The definitions, by concept: tool_run.cpp (the probes, and running this program under a
 /// tool), ncu.cpp (Nsight Compute's counters), slowness.cpp (explain_slowness) and
