@@ -315,6 +315,8 @@ class CheckersAhead:
         if not os.path.exists(binary):
             return
         tests = list_tests(reference_checker(lab, run.trusted_build_dir, False), run.filters)
+        if not tests:
+            return  # --test names none of its tests: it will not run
         self.held[lab.id] = HeldChecker(binary, run.filters, run.env_extra, lab_log_path(run.log_dir, lab), tests)
 
     def discard(self, lab):
@@ -368,6 +370,9 @@ def grade_lab(lab, run, held=None, start_next=None):
         # The tests and their points come from the reference solution's checker, never from the
         # student's build: student code cannot add tests or points.
         lab.tests = held.tests if held else list_tests(trusted, filters)
+        if filters and not lab.tests:
+            print("  no test of this part matches --test %r" % args.test)
+            return
 
         student_file = os.path.join(labs_dir_of(build_dir), lab.dir, lab.source)
         if not args.no_build and not args.solutions and not args.variant and not os.path.exists(student_file):

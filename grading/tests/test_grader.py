@@ -97,11 +97,11 @@ class GraderTest(unittest.TestCase):
                 os.symlink(FAKE, os.path.join(bin_dir, "check_%s%s" % (lab.id, suffix)))
         return bin_dir
 
-    def grade_fake_labs(self, labs, env_extra=None):
-        """grade.grade_labs over `labs`, each played by the fake checker (fake_build); returns
-        the build's bin folder."""
+    def grade_fake_labs(self, labs, env_extra=None, test=None):
+        """grade.grade_labs over `labs`, each played by the fake checker (fake_build), with
+        grade.py's --test `test` if given; returns the build's bin folder."""
         bin_dir = self.fake_build(labs)
-        args = argparse.Namespace(no_build=True, timeout=5.0, verbose=False, test=None, solutions=True,
+        args = argparse.Namespace(no_build=True, timeout=5.0, verbose=False, test=test, solutions=True,
                                   variant=None)
         with contextlib.redirect_stdout(io.StringIO()):
             grade.grade_labs(labs, grade.Run(os.path.dirname(bin_dir), os.path.dirname(bin_dir), args, {"ok": True},
@@ -121,6 +121,22 @@ class ListingAndCleanRun(GraderTest):
     def test_list_tests_returns_every_test_with_points_and_bonus_in_run_order(self):
         tests = grade.list_tests(FAKE, [])
         self.assertEqual([(t.name, t.points, t.bonus) for t in tests], FAKE_TESTS)
+
+    def test_a_filter_that_matches_no_test_lists_none(self):
+        self.assertEqual(grade.list_tests(FAKE, ["--test-case=no such test"]), [])
+
+    def test_grade_labs_goes_past_a_lab_that_holds_no_test_of_the_filter(self):
+        # grade.py --lab 07 --test NAME, where NAME is a test of lab 07's convolution checker and
+        # not of its coarsened one: the grader crashed listing the second ("did not list its tests").
+        labs = [grade.Lab("01_fake", "fake.cu"), grade.Lab("02_fake", "fake.cu")]
+        started = []
+        real = grade.HeldChecker
+        grade.HeldChecker = lambda *a: started.append(a[0]) or real(*a)
+        self.addCleanup(setattr, grade, "HeldChecker", real)
+        self.grade_fake_labs(labs, test="no such test")
+        self.assertEqual([lab.tests for lab in labs], [[], []])
+        self.assertEqual(started, [], "no checker is started ahead for a lab with nothing to run")
+        self.assertEqual(processes_of(FAKE), [])
 
     def test_clean_run_reports_each_test_as_it_ran(self):
         problem, results = self.grade_fake()
