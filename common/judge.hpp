@@ -210,6 +210,13 @@ void set_reference_route(std::function<void(const std::function<void()>&)> route
 /// \param after what to run once its timed runs are over
 void set_reference_timed_alone(std::function<void()> before, std::function<void()> after);
 
+/// \brief Installs what runs before each timing of the student's code, just before the call's
+/// setup runs again: a checker given WORKBOOK_FORCE_RUNNER_RESTART (a test's knob) stops the
+/// process that runs the student's code there, to show that no timing relies on what that process
+/// held before it. Nothing by default.
+/// \param before what to run
+void set_before_yours_timed(std::function<void()> before);
+
 /// \brief Forgets which timed call of a test comes next (called when a test starts); a profiler
 /// run picks its call by this count (WORKBOOK_PROFILE_CALL).
 void judge_test_started();

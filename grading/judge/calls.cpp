@@ -303,6 +303,18 @@ void record_from_runner()
         [under_tool] {
             if (!under_tool) student_runner().resume();
         });
+    // A test's knob: the student's runner stopped before each timing of its code, as it is before
+    // the reference's timing wherever a pause leaves the GPU busy or there is no PID namespace,
+    // so that a second timing runs in a new process (gpu.07_convolution.timed_after_a_restart).
+    if (std::getenv("WORKBOOK_FORCE_RUNNER_RESTART") != nullptr && !under_tool) {
+        std::printf("the process that runs your code is started afresh before each timing "
+                    "(WORKBOOK_FORCE_RUNNER_RESTART)\n");
+        std::fflush(stdout);
+        set_before_yours_timed([] {
+            student_runner().stop_and_wait();
+            student_runner().start_early();
+        });
+    }
 }
 
 bool register_forwarder(const void* address, const char* name)
