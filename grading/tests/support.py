@@ -22,6 +22,16 @@ def usable_gpu(build_dir):
     return True
 
 
+def gpu_build_dir():
+    """For a GPU test whose one argument is --build-dir: the build folder's absolute path, or None
+    where this machine's GPU cannot grade (usable_gpu has printed why, and the caller exits with
+    SKIP)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build-dir", required=True)
+    build_dir = os.path.abspath(parser.parse_args().build_dir)
+    return build_dir if usable_gpu(build_dir) else None
+
+
 def fake_checker_command_line(cleared=()):
     """For the tests that drive the fake checker: reads --fake (the fake_checker binary, which must
     exist), and unsets every FAKE_* setting and each name in `cleared`, which the tests switch on

@@ -7,7 +7,6 @@ Prints how long the whole grade run over the faulty tree took.
 
 Usage: test_faulty_tree.py --build-dir BUILD
 """
-import argparse
 import json
 import os
 import re
@@ -17,7 +16,7 @@ import sys
 import tempfile
 import time
 
-import support  # usable_gpu
+import support  # gpu_build_dir
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -100,11 +99,9 @@ def expectations():
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--build-dir", required=True)
-    build_dir = os.path.abspath(p.parse_args().build_dir)
     # Without a GPU nothing would be graded: skip before building a whole tree for nothing.
-    if not support.usable_gpu(build_dir):
+    build_dir = support.gpu_build_dir()
+    if build_dir is None:
         return support.SKIP
     with tempfile.TemporaryDirectory() as tmp:
         tree = os.path.join(tmp, "faulty")

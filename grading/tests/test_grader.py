@@ -97,6 +97,15 @@ class GraderTest(unittest.TestCase):
                 os.symlink(FAKE, os.path.join(bin_dir, "check_%s%s" % (lab.id, suffix)))
         return bin_dir
 
+    def checkers_started_ahead(self):
+        """The binaries of the checkers grade.py starts ahead of their turn (HeldChecker) from now
+        on, in order: a list that grows as they start."""
+        started = []
+        real = grade.HeldChecker
+        grade.HeldChecker = lambda *a: started.append(a[0]) or real(*a)
+        self.addCleanup(setattr, grade, "HeldChecker", real)
+        return started
+
     def grade_fake_labs(self, labs, env_extra=None, test=None):
         """grade.grade_labs over `labs`, each played by the fake checker (fake_build), with
         grade.py's --test `test` if given; returns the build's bin folder."""
@@ -129,10 +138,7 @@ class ListingAndCleanRun(GraderTest):
         # grade.py --lab 07 --test NAME, where NAME is a test of lab 07's convolution checker and
         # not of its coarsened one: the grader crashed listing the second ("did not list its tests").
         labs = [grade.Lab("01_fake", "fake.cu"), grade.Lab("02_fake", "fake.cu")]
-        started = []
-        real = grade.HeldChecker
-        grade.HeldChecker = lambda *a: started.append(a[0]) or real(*a)
-        self.addCleanup(setattr, grade, "HeldChecker", real)
+        started = self.checkers_started_ahead()
         self.grade_fake_labs(labs, test="no such test")
         self.assertEqual([lab.tests for lab in labs], [[], []])
         self.assertEqual(started, [], "no checker is started ahead for a lab with nothing to run")
@@ -254,10 +260,7 @@ class CheckersStartedAhead(GraderTest):
 
     def test_grade_labs_starts_each_lab_once_the_one_before_it_has_begun(self):
         labs = [grade.Lab("01_fake", "fake.cu"), grade.Lab("02_fake", "fake.cu")]
-        started = []
-        real = grade.HeldChecker
-        grade.HeldChecker = lambda *a: started.append(a[0]) or real(*a)
-        self.addCleanup(setattr, grade, "HeldChecker", real)
+        started = self.checkers_started_ahead()
         bin_dir = self.grade_fake_labs(labs)
         self.assertEqual(started, [os.path.join(bin_dir, "check_02_fake_solution")],
                          "the second lab's checker was started ahead, the first one's was not")

@@ -21,14 +21,13 @@ grades (--verbose), this checks that:
 Needs a GPU (exit 77 without one) and, built: the checkers of labs 01 and 03 (skeleton and
 solution) and of the variants named in VARIANTS.
 """
-import argparse
 import json
 import os
 import re
 import subprocess
 import sys
 
-import support  # usable_gpu
+import support  # gpu_build_dir
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVER = os.path.join(SOURCE_DIR, "grading", "driver")
@@ -75,11 +74,8 @@ def check_marked(printed, reason_words, problems, what):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--build-dir", required=True)
-    a = p.parse_args()
-    build_dir = os.path.abspath(a.build_dir)
-    if not support.usable_gpu(build_dir):
+    build_dir = support.gpu_build_dir()
+    if build_dir is None:
         return support.SKIP
     base = os.path.join(build_dir, "grade", "practice_mode")
     problems = []

@@ -18,24 +18,20 @@ Needs a GPU (exit 77 without one) and lab 07's solution checker built.
 
 Usage: test_timed_after_a_restart.py --build-dir BUILD
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
 
-import support  # usable_gpu
+import support  # gpu_build_dir
 
 TEST = "performance: direct bandwidth against the reference at 8192 x 8192"
 KNOB_LINE = "started afresh before each timing (WORKBOOK_FORCE_RUNNER_RESTART)"
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--build-dir", required=True)
-    a = p.parse_args()
-    build_dir = os.path.abspath(a.build_dir)
-    if not support.usable_gpu(build_dir):
+    build_dir = support.gpu_build_dir()
+    if build_dir is None:
         return support.SKIP
     out = os.path.join(build_dir, "grade", "timed_after_a_restart")
     env = dict(os.environ, WORKBOOK_FORCE_RUNNER_RESTART="1")
