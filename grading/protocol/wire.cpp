@@ -2,10 +2,13 @@
 #include "wire.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 
 namespace workbook::wire {
@@ -89,6 +92,26 @@ bool receive(int socket, Reader& message)
     bytes.resize(static_cast<std::size_t>(got));
     message = Reader(std::move(bytes), std::move(fds));
     return true;
+}
+
+bool may_spin()
+{
+    static const bool spin = [] {
+        cpu_set_t cpus;
+        return sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) >= 8;
+    }();
+    return spin;
+}
+
+bool poll_for_message(int socket, int most_ms)
+{
+    if (!may_spin()) return false;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(most_ms);
+    do {
+        pollfd waiting{socket, POLLIN, 0};
+        if (::poll(&waiting, 1, 0) > 0) return true;
+    } while (std::chrono::steady_clock::now() < until);
+    return false;
 }
 
 void release_output()
