@@ -21,7 +21,10 @@ the lab is graded, that no process whose program path contains TEXT is still run
 `// expect-unchanged: PATH` that the file PATH (relative to the build folder) is as it was before.
 `// expect-absent: REGEX` checks that no test's output, and nothing in the run's results.json
 (the file Gradescope shows the student), matches REGEX: text of the grader's that the variant
-tried to read must not reach the student.
+tried to read must not reach the student. `// expect-needs: minimal view` says that what rejects
+the variant is the runner's minimal view of the files (bubblewrap): where the grade log shows the
+machine could not give it (no bwrap, no user namespaces), the variant is not judged, exit 77
+(skipped, with the log's reason), as a sanitizer test is where compute-sanitizer is missing.
 
 A variant with `// expect-build-error: MESSAGE` must not build at all (it uses a library the labs
 forbid, or calls the reference solution): --build-error builds it and expects the build to fail saying MESSAGE. That needs no GPU.
@@ -50,10 +53,10 @@ def variant_file(lab, variant):
 
 def expectations(path):
     found = {"fail": [], "message": [], "pass": [], "lost": [], "build-error": [], "no-process-left": [],
-             "unchanged": [], "absent": []}
+             "unchanged": [], "absent": [], "needs": []}
     with open(path) as f:
         for line in f:
-            m = re.match(r"\s*//\s*expect-(fail|message|pass|lost|build-error|no-process-left|unchanged|absent):"
+            m = re.match(r"\s*//\s*expect-(fail|message|pass|lost|build-error|no-process-left|unchanged|absent|needs):"
                          r"\s*(.+?)\s*$", line)
             if m:
                 found[m.group(1)].append(m.group(2))
@@ -74,6 +77,16 @@ def check_build_error(build_dir, lab, variant, messages):
         return 1
     print("variant %s refused at build time: %s" % (variant, grade.compiler_errors(r.stdout, 3)))
     return 0
+
+
+def minimal_view_missing(log_path):
+    """What the grade log says the runner's sandbox lacked, when it did not hold the minimal view of
+    the files (its "runner sandbox:" lines, printed by the checker); "" when it held it."""
+    with open(log_path, errors="replace") as log:
+        lines = [line.strip() for line in log if line.startswith("runner sandbox:")]
+    if any("a minimal view of the files" in line for line in lines):
+        return ""
+    return "; ".join(lines) or "no runner sandbox line"
 
 
 def main():
@@ -109,6 +122,12 @@ def main():
     if labs[0].all_skipped:
         print("every test skipped itself (%s): the variant was not judged" % labs[0].tests[0].output.strip())
         return grade.EXIT_NO_DEVICE
+    if "minimal view" in expect["needs"]:
+        missing = minimal_view_missing(labs[0].log_path)
+        if missing:
+            print("skipped, not judged: the runner's minimal view of the files rejects this variant, and this "
+                  "machine could not give it (the grade log: %s)" % missing)
+            return grade.EXIT_NO_DEVICE
     tests = {t.name: t for t in labs[0].tests}
     problems = []
     for name in fails:
