@@ -177,8 +177,9 @@ std::string check_record(const Call& call, const LaunchRecord& record, const Jud
 // What the CPU time of a call's runs says (judge_into): a call of a device function whose every
 // counted run kept the CPU busy for more than the whole call and kMostCpuMs more, more than one
 // core's worth, had work done on the host, even where no copy shows it (memory the GPU and the
-// CPU share needs none). The runner's own waits block; the student's code may spin while it
-// waits for its own stream, which keeps one core busy at most. A run that had to map new arrays
+// CPU share needs none). The runner's own waits, which spin where it may use 8 cores or more, and
+// the student's code, which may spin while it waits for its own stream, take turns on one thread:
+// one core busy at most. A run that had to map new arrays
 // or load the student's module is not counted, and neither is a one-off cost that other runs did
 // not pay.
 std::string check_cpu_time(const Call& call, const std::vector<LaunchRecord>& runs)
