@@ -176,7 +176,7 @@ bool may_spin();
 /// \brief Polls `socket` until a message is waiting there, for at most `most_ms` milliseconds, and
 /// at once gives up where may_spin() is false; receive() then reads the message, or sleeps until
 /// one comes. A thread that sleeps for milliseconds wakes up late when its message comes: 0.05 to
-/// 0.15 ms a wake-up on the H100 machines (virtual machines), and the judge's clock would count the
+/// 0.2 ms a wake-up on the H100 machines (virtual machines), and the judge's clock would count the
 /// wake-ups of both sides (docs/grading.md, "The judge's clock").
 /// \param socket one end of the socket pair
 /// \param most_ms how long to poll at most

@@ -301,7 +301,7 @@ struct Call {
 
 // Waits for everything queued on the default stream: spinning where wire::may_spin, blocking
 // elsewhere (a laptop, a Slurm job of 2 cores), so as to take no core the judge needs. A thread
-// that sleeps while the GPU works wakes up late when it is done (0.05 to 0.15 ms on the H100
+// that sleeps while the GPU works wakes up late when it is done (0.05 to 0.2 ms on the H100
 // machines, virtual machines), and the judge's clock would count that wake-up at the GPU's switch
 // to this process and at the end of every call: a batch's runs read 3 to 5% above the bench's,
 // and a ping, whose wake-ups are shorter, did not take them off (docs/grading.md, "The judge's
