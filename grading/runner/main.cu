@@ -310,20 +310,20 @@ struct Call {
 // thread stays within its one core. The student's code waits as the context says, spinning too.
 void wait_for_default_stream()
 {
-    static const auto event = [](unsigned flags) {
+    // wire::may_spin() is fixed for the process's lifetime, so one event serves every wait.
+    static const cudaEvent_t marker = [] {
+        const unsigned how = wire::may_spin() ? cudaEventDefault : cudaEventBlockingSync;
         cudaEvent_t made = nullptr;
-        CUDA_CHECK(cudaEventCreateWithFlags(&made, flags | cudaEventDisableTiming));
+        CUDA_CHECK(cudaEventCreateWithFlags(&made, how | cudaEventDisableTiming));
         return made;
-    };
-    static cudaEvent_t spun = event(cudaEventDefault), blocked = event(cudaEventBlockingSync);
+    }();
+    CUDA_CHECK(cudaEventRecord(marker, cudaStreamLegacy));
     if (!wire::may_spin()) {
-        CUDA_CHECK(cudaEventRecord(blocked, cudaStreamLegacy));
-        CUDA_CHECK(cudaEventSynchronize(blocked));
+        CUDA_CHECK(cudaEventSynchronize(marker));
         return;
     }
-    CUDA_CHECK(cudaEventRecord(spun, cudaStreamLegacy));
     cudaError_t status;
-    while ((status = cudaEventQuery(spun)) == cudaErrorNotReady) {
+    while ((status = cudaEventQuery(marker)) == cudaErrorNotReady) {
     }
     CUDA_CHECK(status);
 }
