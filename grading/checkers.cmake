@@ -256,6 +256,14 @@ function(workbook_add_lab name source)
     set_tests_properties(gpu.${name}.skeleton_fails PROPERTIES SKIP_RETURN_CODE 77)
   endif()
 
+  # A lab's checkers write to one output folder (build/lab06: lab 06's sweep.csv and plot), and two
+  # of them on one GPU would time each other: `ctest -j` runs one of a lab's GPU tests at a time.
+  get_property(lab_tests DIRECTORY PROPERTY TESTS)
+  list(FILTER lab_tests INCLUDE REGEX "^gpu[.]${name}[.]")
+  if(lab_tests)
+    set_tests_properties(${lab_tests} PROPERTIES RESOURCE_LOCK workbook_lab_${name})
+  endif()
+
   string(REPLACE ";" "," variants "${variants}")
   set(entry "{\"id\": \"${name}\", \"dir\": \"${dir}\", \"source\": \"${source}\", \"variants\": [${variants}]}")
   if(WORKBOOK_LAB_MANIFEST)
