@@ -4,6 +4,7 @@
 #include "tools.hpp"
 #include "tool_run.hpp"
 
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <utility>
@@ -41,12 +42,37 @@ std::string report_lines(const std::string& output, std::size_t limit)
     return kept;
 }
 
+// Whether the tool's report holds an error record: a line "========= " followed by a heading
+// ("Invalid __global__ read of size 4 bytes", "Program hit cudaErrorLaunchFailure ...", "Barrier
+// error detected ...") rather than the tool's banner or summary, or a summary that counts errors.
+// memcheck stops a kernel at its first bad access, so the probe fails before the tool can exit
+// with kFoundSomething: the probe's own failure comes back, and the findings still stand.
+bool reports_an_error(const std::string& output)
+{
+    std::istringstream in(output);
+    std::string line;
+    const std::string mark = "========= ";
+    while (std::getline(in, line)) {
+        if (line.rfind(mark, 0) != 0 || line.size() == mark.size() || line[mark.size()] == ' ') continue;
+        const std::string heading = line.substr(mark.size());
+        if (heading.rfind("ERROR SUMMARY: ", 0) == 0) {
+            if (std::strtol(heading.c_str() + 15, nullptr, 10) > 0) return true;
+            continue;
+        }
+        // The tool's own lines: its banner, other summaries, and what it says of the exit status.
+        const bool the_tools = heading.rfind("COMPUTE-SANITIZER", 0) == 0 || heading.find("SUMMARY") != std::string::npos ||
+                               heading.rfind("Target application", 0) == 0 || heading.rfind("Error: process didn't", 0) == 0;
+        if (!the_tools) return true;
+    }
+    return false;
+}
+
 SanitizerReport report_of(const ToolRun& run)
 {
     SanitizerReport report;
     if (!run.ran) {
         report.why_not = run.why_not;
-    } else if (run.exit_code == kFoundSomething) {
+    } else if (run.exit_code == kFoundSomething || (run.exit_code != 0 && reports_an_error(run.output))) {
         report.verdict = SanitizerReport::Verdict::findings;
         report.findings = report_lines(run.output, 30);
     } else if (run.exit_code == 0) {
