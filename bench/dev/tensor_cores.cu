@@ -98,6 +98,7 @@
 #include "common/timing.hpp"
 #include "common/tma.hpp"
 #include "common/buffers.hpp"
+#include "harness.hpp"  // parse_list, registers_of
 
 #include <cuda.h>  // CUtensorMap (versions 29 and on)
 #include <cuda_runtime.h>
@@ -107,7 +108,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -846,24 +846,6 @@ const std::vector<Version>& versions()
     return all;
 }
 
-std::vector<int> parse_list(const char* text)
-{
-    std::vector<int> values;
-    std::stringstream in(text);
-    for (std::string item; std::getline(in, item, ',');) values.push_back(std::atoi(item.c_str()));
-    return values;
-}
-
-std::string registers_of(const Version& version)
-{
-    if (version.kernel == nullptr) return "-";
-    cudaFuncAttributes attributes{};
-    CUDA_CHECK(cudaFuncGetAttributes(&attributes, version.kernel));
-    std::string text = std::to_string(attributes.numRegs);
-    if (attributes.localSizeBytes > 0) text += " (" + std::to_string(attributes.localSizeBytes) + " B spilled)";
-    return text;
-}
-
 // One size: the reference, cuBLAS TF32, then each chosen version checked and timed.
 void run_size(int size, const std::vector<int>& chosen)
 {
@@ -896,7 +878,7 @@ void run_size(int size, const std::vector<int>& chosen)
         const Timing timing = time_gpu([&] { version.launch(da.data(), db.data(), dc.data(), m, k, n); });
         const double gflops = timing.giga_per_second(flops);
         std::printf("  %-3d %-62s %10.3f %10.0f %6.1f%% %10.3g  %-10s %.0f\n", v, version.name, timing.ms.median,
-                    gflops, 100.0 * gflops / cublas_now, comparison.max_error, registers_of(version).c_str(), cublas_now);
+                    gflops, 100.0 * gflops / cublas_now, comparison.max_error, registers_of(version.kernel).c_str(), cublas_now);
         std::fflush(stdout);
     }
 }
@@ -907,19 +889,7 @@ int main(int argc, char** argv)
 {
     using namespace dev;
     std::vector<int> chosen, sizes = {1024, 2048, 4096};
-    for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--sizes") == 0 && i + 1 < argc)
-            sizes = parse_list(argv[++i]);
-        else if (argv[i][0] >= '0' && argv[i][0] <= '9' && std::atoi(argv[i]) < static_cast<int>(versions().size()))
-            chosen.push_back(std::atoi(argv[i]));
-        else {
-            std::fprintf(stderr, "usage: %s [VERSION ...] [--sizes 1024,2048,4096]\nversions:\n", argv[0]);
-            for (std::size_t v = 0; v < versions().size(); ++v) std::fprintf(stderr, "  %zu  %s\n", v, versions()[v].name);
-            return 2;
-        }
-    }
-    if (chosen.empty())
-        for (std::size_t v = 0; v < versions().size(); ++v) chosen.push_back(static_cast<int>(v));
+    if (!parse_arguments(argc, argv, versions(), chosen, sizes)) return 2;
     for (int size : sizes)
         if (size <= 0 || size % 4 != 0) {
             std::fprintf(stderr, "sizes must be positive multiples of 4 (16-byte copies), not %d\n", size);

@@ -57,6 +57,7 @@
 #include "common/random.hpp"
 #include "common/timing.hpp"
 #include "common/tma.hpp"
+#include "harness.hpp"  // parse_list, registers_of
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -66,7 +67,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -275,17 +276,18 @@ __global__ void __launch_bounds__(THREADS, 1)
 #endif
 }
 
-template <int BM, int CLUSTER, int GROUP_M, bool OVERLAP>
-void launch_persistent(const float* a, const float* b, float* c, int m, int k, int n)
+// Launches one of this file's persistent kernels over C's tiles of BM x (CLUSTER * BN), in
+// clusters of CLUSTER blocks along n: as many clusters as fit on the GPU at once (asked once per
+// kernel), or as there are tiles.
+template <int BM, int CLUSTER>
+void launch_clustered(const void* kernel, int smem_bytes, const float* a, const float* b, float* c, int m, int k, int n)
 {
     if (k % 4 != 0 || n % 4 != 0) throw std::runtime_error("dev_wgmma: k and n must be multiples of 4");
-    auto kernel = persistent_kernel<BM, CLUSTER, GROUP_M, OVERLAP>;
-    const CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, k, BM / CLUSTER);
-    const CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK);
-    const int smem_bytes = sizeof(SharedStorage<BM>) + 1024;
+    CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, k, BM / CLUSTER);  // each block fetches its share of A
+    CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK);
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
-    if (CLUSTER > 1) CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 0));
-    const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + CLUSTER * BN - 1) / (CLUSTER * BN);
+    int tiles_m = (m + BM - 1) / BM, tiles_n = (n + CLUSTER * BN - 1) / (CLUSTER * BN);
+    int k_tiles = (k + BK - 1) / BK;
 
     cudaLaunchAttribute attribute{};
     attribute.id = cudaLaunchAttributeClusterDimension;
@@ -297,8 +299,8 @@ void launch_persistent(const float* a, const float* b, float* c, int m, int k, i
     config.dynamicSmemBytes = smem_bytes;
     config.attrs = &attribute;
     config.numAttrs = 1;
-    // As many clusters as fit on the GPU at once, or as there are tiles.
-    static int fit = 0;
+    static std::map<const void*, int> fits;
+    int& fit = fits[kernel];
     if (fit == 0) {
         config.gridDim = dim3(CLUSTER);
         CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, kernel, &config));
@@ -310,7 +312,15 @@ void launch_persistent(const float* a, const float* b, float* c, int m, int k, i
         std::printf("    [%d clusters of %d fit; grid %u for %d tiles]\n", fit, CLUSTER, config.gridDim.x, tiles_m * tiles_n);
         told = true;
     }
-    CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, c, m, n, (k + BK - 1) / BK, tiles_m, tiles_n));
+    void* arguments[] = {&a_map, &b_map, &c, &m, &n, &k_tiles, &tiles_m, &tiles_n};
+    CUDA_CHECK(cudaLaunchKernelExC(&config, kernel, arguments));
+}
+
+template <int BM, int CLUSTER, int GROUP_M, bool OVERLAP>
+void launch_persistent(const float* a, const float* b, float* c, int m, int k, int n)
+{
+    launch_clustered<BM, CLUSTER>(reinterpret_cast<const void*>(persistent_kernel<BM, CLUSTER, GROUP_M, OVERLAP>),
+                                  sizeof(SharedStorage<BM>) + 1024, a, b, c, m, k, n);
 }
 
 // ---- Both operands from shared memory: B transposed by the producer's idle warps. ----------
@@ -499,31 +509,8 @@ __global__ void __launch_bounds__(THREADS, 1)
 template <int BM, int CLUSTER, int GROUP_M>
 void launch_transposed(const float* a, const float* b, float* c, int m, int k, int n)
 {
-    if (k % 4 != 0 || n % 4 != 0) throw std::runtime_error("dev_wgmma: k and n must be multiples of 4");
-    auto kernel = transposed_kernel<BM, CLUSTER, GROUP_M>;
-    const CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, k, BM / CLUSTER);
-    const CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK);
-    const int smem_bytes = sizeof(TransposedStorage<BM>) + 1024;
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
-    const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + CLUSTER * BN - 1) / (CLUSTER * BN);
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = CLUSTER;
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    cudaLaunchConfig_t config{};
-    config.blockDim = dim3(THREADS);
-    config.dynamicSmemBytes = smem_bytes;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    static int fit = 0;
-    if (fit == 0) {
-        config.gridDim = dim3(CLUSTER);
-        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, kernel, &config));
-        if (fit < 1) throw std::runtime_error("dev_wgmma: not one cluster fits on this GPU");
-    }
-    config.gridDim = dim3(std::min(fit, tiles_m * tiles_n) * CLUSTER);
-    CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, c, m, n, (k + BK - 1) / BK, tiles_m, tiles_n));
+    launch_clustered<BM, CLUSTER>(reinterpret_cast<const void*>(transposed_kernel<BM, CLUSTER, GROUP_M>),
+                                  sizeof(TransposedStorage<BM>) + 1024, a, b, c, m, k, n);
 }
 
 // ---- The versions and the run. -------------------------------------------------------------
@@ -700,31 +687,8 @@ __global__ void __launch_bounds__(THREADS, 1)
 template <int BM, int CLUSTER, int GROUP_M>
 void launch_overlapped(const float* a, const float* b, float* c, int m, int k, int n)
 {
-    if (k % 4 != 0 || n % 4 != 0) throw std::runtime_error("dev_wgmma: k and n must be multiples of 4");
-    auto kernel = overlapped_kernel<BM, CLUSTER, GROUP_M>;
-    const CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, k, BM / CLUSTER);
-    const CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK);
-    const int smem_bytes = sizeof(TransposedStorage<BM>) + 1024;
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
-    const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + CLUSTER * BN - 1) / (CLUSTER * BN);
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = CLUSTER;
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    cudaLaunchConfig_t config{};
-    config.blockDim = dim3(THREADS);
-    config.dynamicSmemBytes = smem_bytes;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    static int fit = 0;
-    if (fit == 0) {
-        config.gridDim = dim3(CLUSTER);
-        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, kernel, &config));
-        if (fit < 1) throw std::runtime_error("dev_wgmma: not one cluster fits on this GPU");
-    }
-    config.gridDim = dim3(std::min(fit, tiles_m * tiles_n) * CLUSTER);
-    CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a_map, b_map, c, m, n, (k + BK - 1) / BK, tiles_m, tiles_n));
+    launch_clustered<BM, CLUSTER>(reinterpret_cast<const void*>(overlapped_kernel<BM, CLUSTER, GROUP_M>),
+                                  sizeof(TransposedStorage<BM>) + 1024, a, b, c, m, k, n);
 }
 
 template <int BM, int CLUSTER, int GROUP_M>
@@ -757,24 +721,6 @@ const std::vector<Version>& versions()
     return all;
 }
 
-std::vector<int> parse_list(const char* text)
-{
-    std::vector<int> values;
-    std::stringstream in(text);
-    for (std::string item; std::getline(in, item, ',');) values.push_back(std::atoi(item.c_str()));
-    return values;
-}
-
-std::string registers_of(const Version& version)
-{
-    if (version.kernel == nullptr) return "-";
-    cudaFuncAttributes attributes{};
-    CUDA_CHECK(cudaFuncGetAttributes(&attributes, version.kernel));
-    std::string text = std::to_string(attributes.numRegs);
-    if (attributes.localSizeBytes > 0) text += " (" + std::to_string(attributes.localSizeBytes) + " B spilled)";
-    return text;
-}
-
 // One shape: the reference, then each chosen version checked and timed beside cuBLAS TF32.
 void run_shape(int m, int k, int n, const std::vector<int>& chosen)
 {
@@ -804,7 +750,7 @@ void run_shape(int m, int k, int n, const std::vector<int>& chosen)
         const Timing timing = time_gpu([&] { version.launch(da.data(), db.data(), dc.data(), m, k, n); });
         const double gflops = timing.giga_per_second(flops);
         std::printf("  %-3d %-50s %10.3f %10.0f %6.1f%% %10.3g  %-10s %.0f\n", v, version.name, timing.ms.median,
-                    gflops, 100.0 * gflops / cublas_now, comparison.max_error, registers_of(version).c_str(), cublas_now);
+                    gflops, 100.0 * gflops / cublas_now, comparison.max_error, registers_of(version.kernel).c_str(), cublas_now);
         std::fflush(stdout);
     }
 }
@@ -815,19 +761,7 @@ int main(int argc, char** argv)
 {
     using namespace dev;
     std::vector<int> chosen, sizes = {1024, 2048, 4096};
-    for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--sizes") == 0 && i + 1 < argc)
-            sizes = parse_list(argv[++i]);
-        else if (argv[i][0] >= '0' && argv[i][0] <= '9' && std::atoi(argv[i]) < static_cast<int>(versions().size()))
-            chosen.push_back(std::atoi(argv[i]));
-        else {
-            std::fprintf(stderr, "usage: %s [VERSION ...] [--sizes 1024,2048,4096]\nversions:\n", argv[0]);
-            for (std::size_t v = 0; v < versions().size(); ++v) std::fprintf(stderr, "  %zu  %s\n", v, versions()[v].name);
-            return 2;
-        }
-    }
-    if (chosen.empty())
-        for (std::size_t v = 0; v < versions().size(); ++v) chosen.push_back(static_cast<int>(v));
+    if (!parse_arguments(argc, argv, versions(), chosen, sizes)) return 2;
     try {
         int device = 0, major = 0, minor = 0;
         CUDA_CHECK(cudaGetDevice(&device));
