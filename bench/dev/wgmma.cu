@@ -34,7 +34,8 @@
 //   4  2 in clusters of 2 sharing A by multicast                         90.7% (93.9%)
 //      (38.8% at first, the remote arrive written with .release.cluster:
 //      a cluster-wide fence on every stage; CTA scope, as CUTLASS arrives, is enough)
-//   5 to 7  4 double-buffered, in groups of 8, rows, groups of 16         82.0% to 82.7% (C7513 again)
+//   5, 7  4 double-buffered, in groups of 8 and 16 tile rows             82.2%, 82.0% (C7513 again;
+//      6, in rows of tiles, was run only before the fix of 4: 35.4%)
 //   8 to 12  B transposed by 3 warps of the producer's warpgroup: one     19.8% to 36.3%
 //      warp a scheduler, each step waiting on the last
 //   13, 16  the consumers transposing the next k tile while the tensor    57.6%, 57.4%
