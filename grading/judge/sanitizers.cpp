@@ -51,12 +51,12 @@ bool reports_an_error(const std::string& output)
 {
     std::istringstream in(output);
     std::string line;
-    const std::string mark = "========= ";
+    const std::string mark = "========= ", summary = "ERROR SUMMARY: ";
     while (std::getline(in, line)) {
         if (line.rfind(mark, 0) != 0 || line.size() == mark.size() || line[mark.size()] == ' ') continue;
         const std::string heading = line.substr(mark.size());
-        if (heading.rfind("ERROR SUMMARY: ", 0) == 0) {
-            if (std::strtol(heading.c_str() + 15, nullptr, 10) > 0) return true;
+        if (heading.rfind(summary, 0) == 0) {
+            if (std::strtol(heading.c_str() + summary.size(), nullptr, 10) > 0) return true;
             continue;
         }
         // The tool's own lines: its banner, other summaries, and what it says of the exit status.
