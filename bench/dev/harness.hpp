@@ -1,8 +1,13 @@
-// What the development programs of bench/dev/ share around their versions: the command line's
-// list of versions and sizes, and a kernel's registers as ptxas gave them.
+// What the development programs of bench/dev/ share around their versions of a TF32 product: what
+// a version is, the command line's list of versions and sizes, and the run of one version at one
+// shape, checked and then timed beside cuBLAS TF32.
 #pragma once
 
+#include "common/buffers.hpp"
 #include "common/check.hpp"
+#include "common/compare.hpp"
+#include "common/device.hpp"
+#include "common/timing.hpp"
 
 #include <cuda_runtime.h>
 
@@ -14,6 +19,16 @@
 #include <vector>
 
 namespace dev {
+
+// A version's launcher: C = A B, all row-major floats, A m x k and B k x n.
+using Launch = void (*)(const float*, const float*, float*, int, int, int);
+
+struct Version {
+    const char* name;
+    Launch launch;
+    const void* kernel;  // for its registers and spills (none: a version that picks its own)
+    bool bound = false;  // a bound, not a product: timed without a check
+};
 
 // "1024,2048,4096" -> {1024, 2048, 4096}.
 inline std::vector<int> parse_list(const char* text)
@@ -56,6 +71,39 @@ inline std::string registers_of(const void* kernel)
     std::string text = std::to_string(attributes.numRegs);
     if (attributes.localSizeBytes > 0) text += " (" + std::to_string(attributes.localSizeBytes) + " B spilled)";
     return text;
+}
+
+// The table's heading for the versions of one shape, names `width` characters wide.
+inline void print_heading(int width)
+{
+    std::printf("  %-3s %-*s %10s %10s %7s %10s  %-10s %s\n", "v", width, "version", "ms", "GFLOP/s", "cuBLAS",
+                "max error", "registers", "cuBLAS just before");
+}
+
+// Version v at m x k x n: one run into a poisoned C (NaN: an element never written fails) checked
+// against the reference, then, if right or a bound, timed beside cuBLAS TF32 timed again just
+// before it (a GPU that has warmed up clocks lower, and each ratio is taken at the same
+// temperature as its version). A wrong version is reported and never timed.
+inline void check_and_time(int v, const Version& version, int width, const float* a, const float* b,
+                           workbook::DeviceBuffer<float>& c, int m, int k, int n, const workbook::Reference& expected,
+                           const workbook::Tolerance& tolerance)
+{
+    using namespace workbook;
+    CUDA_CHECK(cudaMemset(c.data(), 0xFF, c.bytes()));
+    version.launch(a, b, c.data(), m, k, n);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const Comparison comparison = compare_on_device("c", c.data(), expected, Shape::grid(m, n), tolerance);
+    if (!comparison.ok() && !version.bound) {
+        std::printf("  %-3d %-*s WRONG, not timed:\n%s\n", v, width, version.name, comparison.report().c_str());
+        return;
+    }
+    const double cublas_now = tf32_gemm_gflops(m, k, n);
+    const Timing timing = time_gpu([&] { version.launch(a, b, c.data(), m, k, n); });
+    const double gflops = timing.giga_per_second(2.0 * m * k * n);
+    std::printf("  %-3d %-*s %10.3f %10.0f %6.1f%% %10.3g  %-10s %.0f\n", v, width, version.name, timing.ms.median,
+                gflops, 100.0 * gflops / cublas_now, comparison.max_error, registers_of(version.kernel).c_str(),
+                cublas_now);
+    std::fflush(stdout);
 }
 
 }  // namespace dev

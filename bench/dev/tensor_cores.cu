@@ -98,7 +98,7 @@
 #include "common/timing.hpp"
 #include "common/tma.hpp"
 #include "common/buffers.hpp"
-#include "harness.hpp"  // parse_list, registers_of
+#include "harness.hpp"  // Version, parse_arguments, check_and_time
 
 #include <cuda.h>  // CUtensorMap (versions 29 and on)
 #include <cuda_runtime.h>
@@ -749,14 +749,6 @@ void launch_tma(const float* a, const float* b, float* c, int m, int k, int n)
 
 // ---- The versions and the run. ------------------------------------------------------------
 
-using Launch = void (*)(const float*, const float*, float*, int, int, int);
-
-struct Version {
-    const char* name;
-    Launch launch;
-    const void* kernel;  // for its registers and spills (none: the solution, which picks its own)
-    bool bound = false;  // a bound, not a product: timed without a check
-};
 
 // A version of each family: its launcher and, for its registers, its kernel on exact sizes.
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int GROUP, bool B16>
@@ -856,31 +848,11 @@ void run_size(int size, const std::vector<int>& chosen)
     DeviceBuffer<float> da(a), db(b), dc(static_cast<std::size_t>(m) * n);
     const Reference expected = gemm_reference(a, b, m, k, n);
     const Tolerance tolerance = gemm_tolerance(k, GemmInputs::tf32_rounded);
-    const double flops = 2.0 * m * k * n;
     const double cublas = tf32_gemm_gflops(m, k, n);
     std::printf("\n%d x %d x %d: cuBLAS TF32 %.0f GFLOP/s; tolerance %.3g (%s)\n", m, k, n, cublas, tolerance.abs,
                 tolerance.why.c_str());
-    std::printf("  %-3s %-62s %10s %10s %7s %10s  %-10s %s\n", "v", "version", "ms", "GFLOP/s", "cuBLAS", "max error",
-                "registers", "cuBLAS just before");
-    for (int v : chosen) {
-        const Version& version = versions().at(v);
-        CUDA_CHECK(cudaMemset(dc.data(), 0xFF, dc.bytes()));  // NaN: an element never written fails
-        version.launch(da.data(), db.data(), dc.data(), m, k, n);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        const Comparison comparison = compare_on_device("c", dc.data(), expected, Shape::grid(m, n), tolerance);
-        if (!comparison.ok() && !version.bound) {
-            std::printf("  %-3d %-62s WRONG, not timed:\n%s\n", v, version.name, comparison.report().c_str());
-            continue;
-        }
-        // cuBLAS again just before: a GPU that has warmed up clocks lower, and each ratio is taken at
-        // the same temperature as its version.
-        const double cublas_now = tf32_gemm_gflops(m, k, n);
-        const Timing timing = time_gpu([&] { version.launch(da.data(), db.data(), dc.data(), m, k, n); });
-        const double gflops = timing.giga_per_second(flops);
-        std::printf("  %-3d %-62s %10.3f %10.0f %6.1f%% %10.3g  %-10s %.0f\n", v, version.name, timing.ms.median,
-                    gflops, 100.0 * gflops / cublas_now, comparison.max_error, registers_of(version.kernel).c_str(), cublas_now);
-        std::fflush(stdout);
-    }
+    print_heading(62);
+    for (int v : chosen) check_and_time(v, versions().at(v), 62, da.data(), db.data(), dc, m, k, n, expected, tolerance);
 }
 
 }  // namespace dev

@@ -58,7 +58,7 @@
 #include "common/random.hpp"
 #include "common/timing.hpp"
 #include "common/tma.hpp"
-#include "harness.hpp"  // parse_list, registers_of
+#include "harness.hpp"  // Version, parse_arguments, check_and_time
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -516,12 +516,6 @@ void launch_transposed(const float* a, const float* b, float* c, int m, int k, i
 
 // ---- The versions and the run. -------------------------------------------------------------
 
-using Launch = void (*)(const float*, const float*, float*, int, int, int);
-struct Version {
-    const char* name;
-    Launch launch;
-    const void* kernel;  // for its registers and spills (none: the solution, which picks its own)
-};
 
 template <int BM, int CLUSTER, int GROUP_M, bool OVERLAP>
 Version persistent(const char* name)
@@ -733,27 +727,9 @@ void run_shape(int m, int k, int n, const std::vector<int>& chosen)
     const Reference expected = gemm_reference(a, b, m, k, n);
     // Step 4 and these versions cut A to TF32 (wgmma reads it from shared memory as it is).
     const Tolerance tolerance = gemm_tolerance(k, GemmInputs::tf32_truncated);
-    const double flops = 2.0 * m * k * n;
     std::printf("\n%d x %d x %d: tolerance %.3g (%s)\n", m, k, n, tolerance.abs, tolerance.why.c_str());
-    std::printf("  %-3s %-50s %10s %10s %7s %10s  %-10s %s\n", "v", "version", "ms", "GFLOP/s", "cuBLAS", "max error",
-                "registers", "cuBLAS just before");
-    for (int v : chosen) {
-        const Version& version = versions().at(v);
-        CUDA_CHECK(cudaMemset(dc.data(), 0xFF, dc.bytes()));  // NaN: an element never written fails
-        version.launch(da.data(), db.data(), dc.data(), m, k, n);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        const Comparison comparison = compare_on_device("c", dc.data(), expected, Shape::grid(m, n), tolerance);
-        if (!comparison.ok()) {
-            std::printf("  %-3d %-50s WRONG, not timed:\n%s\n", v, version.name, comparison.report().c_str());
-            continue;
-        }
-        const double cublas_now = tf32_gemm_gflops(m, k, n);
-        const Timing timing = time_gpu([&] { version.launch(da.data(), db.data(), dc.data(), m, k, n); });
-        const double gflops = timing.giga_per_second(flops);
-        std::printf("  %-3d %-50s %10.3f %10.0f %6.1f%% %10.3g  %-10s %.0f\n", v, version.name, timing.ms.median,
-                    gflops, 100.0 * gflops / cublas_now, comparison.max_error, registers_of(version.kernel).c_str(), cublas_now);
-        std::fflush(stdout);
-    }
+    print_heading(50);
+    for (int v : chosen) check_and_time(v, versions().at(v), 50, da.data(), db.data(), dc, m, k, n, expected, tolerance);
 }
 
 }  // namespace dev
