@@ -1,6 +1,7 @@
-// What the development programs of bench/dev/ share around their versions of a TF32 product: what
-// a version is, the command line's list of versions and sizes, and the run of one version at one
-// shape, checked and then timed beside cuBLAS TF32.
+// What the development programs of bench/dev/ share around their versions of a matrix product:
+// what a version is, the command line's list of versions and sizes, and the run of one version at
+// one shape, checked and then timed beside cuBLAS (TF32 unless the program names another ceiling:
+// an FP32 product is measured against SGEMM).
 #pragma once
 
 #include "common/buffers.hpp"
@@ -81,12 +82,15 @@ inline void print_heading(int width)
 }
 
 // Version v at m x k x n: one run into a poisoned C (NaN: an element never written fails) checked
-// against the reference, then, if right or a bound, timed beside cuBLAS TF32 timed again just
-// before it (a GPU that has warmed up clocks lower, and each ratio is taken at the same
-// temperature as its version). A wrong version is reported and never timed.
+// against the reference, then, if right or a bound, timed beside cuBLAS timed again just before it
+// (a GPU that has warmed up clocks lower, and each ratio is taken at the same temperature as its
+// version). A wrong version is reported and never timed. The ceiling is the cuBLAS product a
+// version competes with: TF32 for the tensor-core steps, SGEMM for an FP32 one (beside TF32,
+// several times faster on the same GPU, an FP32 kernel's ratio would say nothing about its code).
 inline void check_and_time(int v, const Version& version, int width, const float* a, const float* b,
                            workbook::DeviceBuffer<float>& c, int m, int k, int n, const workbook::Reference& expected,
-                           const workbook::Tolerance& tolerance)
+                           const workbook::Tolerance& tolerance,
+                           double (*ceiling)(int, int, int) = workbook::tf32_gemm_gflops)
 {
     using namespace workbook;
     CUDA_CHECK(cudaMemset(c.data(), 0xFF, c.bytes()));
@@ -97,7 +101,7 @@ inline void check_and_time(int v, const Version& version, int width, const float
         std::printf("  %-3d %-*s WRONG, not timed:\n%s\n", v, width, version.name, comparison.report().c_str());
         return;
     }
-    const double cublas_now = tf32_gemm_gflops(m, k, n);
+    const double cublas_now = ceiling(m, k, n);
     const Timing timing = time_gpu([&] { version.launch(a, b, c.data(), m, k, n); });
     const double gflops = timing.giga_per_second(2.0 * m * k * n);
     std::printf("  %-3d %-*s %10.3f %10.0f %6.1f%% %10.3g  %-10s %.0f\n", v, width, version.name, timing.ms.median,
