@@ -516,6 +516,7 @@ const char* const kImplementationNotes =
     "\"lab 06 vector add\": \"lab 01's kernel with the block size of the threads column\", "
     "\"lab 05 tensor cores\": \"256 x 128 per block of 8 warps (64 x 64 of 4 warps on small matrices), 64 x 64 per warp in m16n8k8 TF32 mma.sync, ldmatrix, 4 TMA stages of 32 along k in the 128-byte swizzle, each refilled by the last warp done with it\", "
     "\"lab 05 wgmma\": \"256 x 128 per block (128 or 64 x 128 when that leaves SMs idle): a producer warpgroup issuing TMA, two consumer warpgroups issuing wgmma m64nNk8 TF32, 4 mbarrier stages of 32 along k, 128-byte swizzle\", "
+    "\"lab 05 persistent\": \"one block an SM, each taking 256 x 128 tile after tile, in clusters of 2 that share A's tile by TMA multicast; the wgmma register operand loaded a step of 8 ahead, two commit groups left running; B rounded by an integer add\", "
     "\"cuBLAS SGEMM\": \"cublasSgemm, FP32 with TF32 off: the ceiling at that size\", "
     "\"cuBLAS TF32\": \"cublasSgemm with CUBLAS_TF32_TENSOR_OP_MATH: inputs rounded to TF32, FP32 sums\", "
     "\"host loop\": \"the sources' plain loop, one output at a time; 'all' threads split the rows\"";
@@ -531,6 +532,8 @@ const MatmulImpl kWarpTiled{"lab 05 warp tiled", 256, lab05wt::launch_matmul_war
 const MatmulImpl kTensorCores{"lab 05 tensor cores", 128, lab05tc::launch_matmul_tensor_cores,
                               GemmInputs::tf32_rounded, kTf32TensorCores};
 const MatmulImpl kWgmma{"lab 05 wgmma", 384, lab05wg::launch_matmul_wgmma, GemmInputs::tf32_truncated, kSm90a};
+const MatmulImpl kPersistent{"lab 05 persistent", 384, lab05ps::launch_matmul_persistent, GemmInputs::tf32_truncated,
+                             kSm90a};
 
 // IJCEE Table 1: 8n x 8n for n = 10..100, host, global memory (lab 04), shared memory (lab 05).
 void plan_ijcee_table1(std::vector<Step>& plan, Table& table, const Options& o)
@@ -612,7 +615,7 @@ void plan_workbook(std::vector<Step>& plan, Table& table, const Options& o)
     for (int n : {1024, 2048, 4096}) {
         plan_cublas(plan, table, n, false);
         plan_cublas(plan, table, n, true);
-        plan_matmul(plan, table, n, n, n, std::to_string(n), {kTensorCores, kWgmma}, o.limit, false);
+        plan_matmul(plan, table, n, n, n, std::to_string(n), {kTensorCores, kWgmma, kPersistent}, o.limit, false);
     }
 }
 
