@@ -91,7 +91,8 @@
 //      nothing any more (41, unrounded, 97.4%). 38's add is written in
 //      asm volatile: as plain C++ nvcc moved it past the wgmma.fence and
 //      ptxas serialized the wgmmas (C7513)
-//      (wait_group 3 with the same 4 register sets: ptxas serializes the wgmmas, C7513; not run)
+//      (wait_group 3, with the same 4 register sets or with 8, two k tiles' worth: ptxas
+//      serializes the wgmmas, C7513; not run)
 //   44  38 without its store (a bound)                                 102.0%, 101.9%, 102.2% (110.1%)
 //   42, 43  38 storing through a 32 KB buffer by TMA, in 4 turns       95.6%, 94.9%
 //   45 to 47  every tile split by k: the blocks' k loops drift apart,  50.2% to 53.9% (86% to 90%)
