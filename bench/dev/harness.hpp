@@ -1,7 +1,8 @@
 // What the development programs of bench/dev/ share around their versions of a matrix product:
 // what a version is, the command line's list of versions and sizes, and the run of one version at
 // one shape, checked and then timed beside cuBLAS (TF32 unless the program names another ceiling:
-// an FP32 product is measured against SGEMM).
+// an FP32 product is measured against SGEMM); and, on the device, the order their kernels take
+// tiles in.
 #pragma once
 
 #include "common/buffers.hpp"
@@ -20,6 +21,24 @@
 #include <vector>
 
 namespace dev {
+
+// The tile of C that position `index` of the order names, in a grid of tiles_m x tiles_n tiles:
+// groups of group_m tile rows, column after column within a group, so that the blocks running at
+// once share rows of A and columns of B in the L2 (group_m 0: row after row).
+__device__ inline void tile_at(int index, int tiles_m, int tiles_n, int group_m, int& tm, int& tn)
+{
+    if (group_m == 0) {
+        tm = index / tiles_n;
+        tn = index % tiles_n;
+        return;
+    }
+    const int per_group = group_m * tiles_n;
+    const int first = index / per_group * group_m;
+    const int rows = min(tiles_m - first, group_m);
+    const int in_group = index % per_group;
+    tm = first + in_group % rows;
+    tn = in_group / rows;
+}
 
 // A version's launcher: C = A B, all row-major floats, A m x k and B k x n.
 using Launch = void (*)(const float*, const float*, float*, int, int, int);

@@ -83,23 +83,6 @@ Version solution_at(const char* name)
 
 // ---- Versions 13 to 20: the same kernel with its fixed choices made template arguments. ------
 
-// The tile of C (in BM x BN tiles) that block `index` computes: groups of GROUP_M tile rows,
-// column after column within a group, so that the blocks running at once share rows of A and
-// columns of B in L2 (GROUP_M 0: row after row, the solution's order).
-__device__ inline void tile_of(int index, int tiles_m, int tiles_n, int group_m, int& tm, int& tn)
-{
-    if (group_m == 0) {
-        tm = index / tiles_n;
-        tn = index % tiles_n;
-        return;
-    }
-    const int per_group = group_m * tiles_n;
-    const int first = index / per_group * group_m;
-    const int rows = min(tiles_m - first, group_m);
-    const int in_group = index % per_group;
-    tm = first + in_group % rows;
-    tn = in_group / rows;
-}
 
 // The floats of shared memory a block of tuned_kernel uses: two slices of A, transposed and
 // padded, and two of B.
@@ -127,7 +110,7 @@ __global__ void __launch_bounds__(warp_tiled_threads(BM, BN, WM, WN), MIN_BLOCKS
     float(*b_slice)[BK][BN] = reinterpret_cast<float(*)[BK][BN]>(shared + 2 * BK * (BM + PAD));
 
     int tile_m, tile_n;
-    tile_of(blockIdx.x, (m + BM - 1) / BM, (n + BN - 1) / BN, GROUP_M, tile_m, tile_n);
+    tile_at(blockIdx.x, (m + BM - 1) / BM, (n + BN - 1) / BN, GROUP_M, tile_m, tile_n);
     const int block_row = tile_m * BM;
     const int block_col = tile_n * BN;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;

@@ -185,22 +185,6 @@ __device__ inline void wgmma_wait()
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
-// The tile of C (in cluster-wide tiles: CLUSTER * BN columns) that position `index` of the order
-// names: groups of group_m tile rows, column after column within a group (group_m 0: row after row).
-__device__ inline void tile_at(int index, int tiles_m, int tiles_n, int group_m, int& tm, int& tn)
-{
-    if (group_m == 0) {
-        tm = index / tiles_n;
-        tn = index % tiles_n;
-        return;
-    }
-    const int per_group = group_m * tiles_n;
-    const int first = index / per_group * group_m;
-    const int rows = min(tiles_m - first, group_m);
-    const int in_group = index % per_group;
-    tm = first + in_group % rows;
-    tn = in_group / rows;
-}
 
 // ---- The kernel. --------------------------------------------------------------------------
 
@@ -369,19 +353,13 @@ __global__ void __launch_bounds__(THREADS, 1)
 // Launches one of this file's persistent kernels over C's tiles of BM x (CLUSTER * BN), in
 // clusters of CLUSTER blocks along n: as many clusters as fit on the GPU at once (asked once per
 // kernel), or as there are tiles.
-template <int BM, int CLUSTER>
-void launch_clustered(const void* kernel, int smem_bytes, const float* a, const float* b, float* c, int m, int k, int n)
+// Launches kernel with `arguments` in clusters of `cluster` blocks along x: as many clusters as fit
+// on the GPU at once (asked once per kernel), or as there are (cluster) tiles.
+void launch_in_clusters(const void* kernel, int cluster, int smem_bytes, int tiles, void** arguments)
 {
-    if (k % 4 != 0 || n % 4 != 0) throw std::runtime_error("dev_wgmma: k and n must be multiples of 4");
-    CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, k, BM / CLUSTER);  // each block fetches its share of A
-    CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK);
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
-    int tiles_m = (m + BM - 1) / BM, tiles_n = (n + CLUSTER * BN - 1) / (CLUSTER * BN);
-    int k_tiles = (k + BK - 1) / BK;
-
     cudaLaunchAttribute attribute{};
     attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = CLUSTER;
+    attribute.val.clusterDim.x = cluster;
     attribute.val.clusterDim.y = 1;
     attribute.val.clusterDim.z = 1;
     cudaLaunchConfig_t config{};
@@ -392,18 +370,30 @@ void launch_clustered(const void* kernel, int smem_bytes, const float* a, const 
     static std::map<const void*, int> fits;
     int& fit = fits[kernel];
     if (fit == 0) {
-        config.gridDim = dim3(CLUSTER);
+        config.gridDim = dim3(cluster);
         CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, kernel, &config));
         if (fit < 1) throw std::runtime_error("dev_wgmma: not one cluster fits on this GPU");
     }
-    config.gridDim = dim3(std::min(fit, tiles_m * tiles_n) * CLUSTER);
+    config.gridDim = dim3(std::min(fit, tiles) * cluster);
     static bool told = false;
     if (!told && std::getenv("DEV_WGMMA_TELL")) {
-        std::printf("    [%d clusters of %d fit; grid %u for %d tiles]\n", fit, CLUSTER, config.gridDim.x, tiles_m * tiles_n);
+        std::printf("    [%d clusters of %d fit; grid %u for %d tiles]\n", fit, cluster, config.gridDim.x, tiles);
         told = true;
     }
-    void* arguments[] = {&a_map, &b_map, &c, &m, &n, &k_tiles, &tiles_m, &tiles_n};
     CUDA_CHECK(cudaLaunchKernelExC(&config, kernel, arguments));
+}
+
+template <int BM, int CLUSTER>
+void launch_clustered(const void* kernel, int smem_bytes, const float* a, const float* b, float* c, int m, int k, int n)
+{
+    if (k % 4 != 0 || n % 4 != 0) throw std::runtime_error("dev_wgmma: k and n must be multiples of 4");
+    CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, k, BM / CLUSTER);  // each block fetches its share of A
+    CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK);
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+    int tiles_m = (m + BM - 1) / BM, tiles_n = (n + CLUSTER * BN - 1) / (CLUSTER * BN);
+    int k_tiles = (k + BK - 1) / BK;
+    void* arguments[] = {&a_map, &b_map, &c, &m, &n, &k_tiles, &tiles_m, &tiles_n};
+    launch_in_clusters(kernel, CLUSTER, smem_bytes, tiles_m * tiles_n, arguments);
 }
 
 template <int BM, int CLUSTER, int GROUP_M, bool OVERLAP, bool SPREAD = false, int TWEAKS = 0>
@@ -1479,6 +1469,22 @@ __global__ void __launch_bounds__(THREADS, 1)
 #endif
 }
 
+// The partial sums' slots and flags that STREAM_K and SKEW use, made once for every version: one
+// slot of 256 x 128 floats a block (of `sms`), flags clear.
+void make_partial_slots(int sms)
+{
+    static bool made = false;
+    if (made) return;
+    float* partials = nullptr;
+    int* ready = nullptr;
+    CUDA_CHECK(cudaMalloc(&partials, sizeof(float) * sms * 256 * 128));
+    CUDA_CHECK(cudaMalloc(&ready, sizeof(int) * sms));
+    CUDA_CHECK(cudaMemset(ready, 0, sizeof(int) * sms));
+    CUDA_CHECK(cudaMemcpyToSymbol(g_partials, &partials, sizeof(partials)));
+    CUDA_CHECK(cudaMemcpyToSymbol(g_partial_ready, &ready, sizeof(ready)));
+    made = true;
+}
+
 template <int GROUP_M, int TWEAKS>
 void launch_streamk(const float* a, const float* b, float* c, int m, int k, int n)
 {
@@ -1495,37 +1501,12 @@ void launch_streamk(const float* a, const float* b, float* c, int m, int k, int 
     int device = 0, sms = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    static float* partials = nullptr;  // one slot of 256 x 128 floats a block, kept for the program's life
-    if (partials == nullptr) {
-        int* ready = nullptr;
-        CUDA_CHECK(cudaMalloc(&partials, sizeof(float) * sms * 256 * 128));
-        CUDA_CHECK(cudaMalloc(&ready, sizeof(int) * sms));
-        CUDA_CHECK(cudaMemset(ready, 0, sizeof(int) * sms));
-        CUDA_CHECK(cudaMemcpyToSymbol(g_partials, &partials, sizeof(partials)));
-        CUDA_CHECK(cudaMemcpyToSymbol(g_partial_ready, &ready, sizeof(ready)));
-    }
+    make_partial_slots(sms);
     int tiles_m = (m + 255) / 256, tiles_n = (n + CL * BN - 1) / (CL * BN), k_tiles = (k + BK - 1) / BK;
     if constexpr (CL > 1) {
         void* arguments[] = {const_cast<CUtensorMap*>(&a_map), const_cast<CUtensorMap*>(&b_map),
                              const_cast<CUtensorMap*>(&c_map), &c, &m, &n, &k_tiles, &tiles_m, &tiles_n};
-        cudaLaunchAttribute attribute{};
-        attribute.id = cudaLaunchAttributeClusterDimension;
-        attribute.val.clusterDim.x = CL;
-        attribute.val.clusterDim.y = 1;
-        attribute.val.clusterDim.z = 1;
-        cudaLaunchConfig_t config{};
-        config.blockDim = dim3(THREADS);
-        config.dynamicSmemBytes = smem_bytes;
-        config.attrs = &attribute;
-        config.numAttrs = 1;
-        static int fit = 0;
-        if (fit == 0) {
-            config.gridDim = dim3(CL);
-            CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, reinterpret_cast<const void*>(kernel), &config));
-            if (fit < 1) throw std::runtime_error("dev_wgmma: not one cluster fits on this GPU");
-        }
-        config.gridDim = dim3(std::min(fit, tiles_m * tiles_n) * CL);
-        CUDA_CHECK(cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(kernel), arguments));
+        launch_in_clusters(reinterpret_cast<const void*>(kernel), CL, smem_bytes, tiles_m * tiles_n, arguments);
         return;
     }
     const int grid = TWEAKS & EVERY_TILE ? sms : std::min(sms, tiles_m * tiles_n);
