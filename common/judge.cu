@@ -455,7 +455,9 @@ std::string beyond_physical_limit(double rate, double limit, Ceiling ceiling)
          << "can physically do ("
          << (ceiling == Ceiling::copy   ? "its copy bandwidth, plus 10% for timing noise: "
              : ceiling == Ceiling::fp32 ? "its FP32 peak from SM count, clock and FP32 lanes: "
-                                        : "its TF32 tensor-core peak from SM count, clock and TF32 operations per clock: ")
+             : ceiling == Ceiling::tf32 ? "its TF32 tensor-core peak from SM count, clock and TF32 operations per clock: "
+                                        : "its TF32 tensor-core peak, which a product to FP32's accuracy, several "
+                                          "tensor-core products in one, cannot pass: ")
          << static_cast<long>(limit) << (ceiling == Ceiling::copy ? " GB/s" : " GFLOP/s")
          << "). The timed runs cannot have done the work they are credited with.";
     return text.str();
@@ -512,6 +514,7 @@ std::string versus(double rate, Ceiling ceiling)
     case Ceiling::copy: return versus_copy(rate);
     case Ceiling::fp32: return versus_sgemm(rate);
     case Ceiling::tf32: return versus_tf32(rate);
+    case Ceiling::fp32_on_tensor_cores: return versus_sgemm(rate);
     }
     return "";
 }
@@ -522,7 +525,8 @@ double physical_limit(Ceiling ceiling)
     switch (ceiling) {
     case Ceiling::copy: return 1.10 * measured_copy_gbs();
     case Ceiling::fp32: return fp32_peak_gflops();
-    case Ceiling::tf32: return tf32_peak_gflops();
+    case Ceiling::tf32:
+    case Ceiling::fp32_on_tensor_cores: return tf32_peak_gflops();
     }
     return 0;
 }

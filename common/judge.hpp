@@ -131,11 +131,15 @@ enum class Ceiling {
     copy,  ///< bytes per second, against a device-to-device copy on this GPU
     fp32,  ///< floating-point operations per second, against cuBLAS SGEMM (FP32) on this GPU
     tf32,  ///< floating-point operations per second, against cuBLAS in TF32 on this GPU's tensor cores
+    /// floating-point operations per second of a product to FP32's accuracy computed on the tensor
+    /// cores (each input split into TF32 parts, several products summed): against cuBLAS SGEMM,
+    /// which it competes with, and bounded by the TF32 tensor-core peak, which it cannot pass
+    fp32_on_tensor_cores,
 };
 
 /// \brief How a performance test counts the work of one call.
 struct Work {
-    double amount = 0;            ///< bytes moved (Ceiling::copy) or floating-point operations (fp32, tf32)
+    double amount = 0;            ///< bytes moved (Ceiling::copy) or floating-point operations (the others)
     Ceiling ceiling = Ceiling::copy;  ///< what the rate is set beside
 };
 
@@ -147,7 +151,9 @@ std::string versus(double rate, Ceiling ceiling);
 
 /// \brief The most this GPU can physically do: the copy bandwidth measured in this process (with
 /// 10% for timing noise), the FP32 peak from its SM count, clock and FP32 lanes per SM, or the
-/// TF32 tensor-core peak from its SM count, clock and TF32 operations per clock per SM.
+/// TF32 tensor-core peak from its SM count, clock and TF32 operations per clock per SM (also the
+/// bound of a product to FP32's accuracy on the tensor cores, which takes several TF32 products,
+/// or at least three of 16-bit inputs at twice TF32's rate).
 /// \param ceiling which limit
 /// \return GB/s or GFLOP/s
 double physical_limit(Ceiling ceiling);

@@ -133,21 +133,26 @@ inline Call call(const Launch& launch, const void* address, const std::string& f
     return c;
 }
 
+/// What a product of these inputs is set beside: cuBLAS SGEMM for FP32, cuBLAS TF32 for TF32.
+inline Ceiling ceiling_of(Inputs inputs) { return inputs == Inputs::fp32 ? Ceiling::fp32 : Ceiling::tf32; }
+
 /// GFLOP/s (2mnk over the time) at 4096^3 against the reference and cuBLAS in the step's precision
-/// (SGEMM in FP32, or TF32 on the tensor cores); 1024 and 2048 reported.
+/// (SGEMM in FP32, or TF32 on the tensor cores); 1024 and 2048 reported. `ceiling` is what the step
+/// is set beside and bounded by, when its inputs do not say it (step 6: FP32's accuracy from the
+/// tensor cores, set beside SGEMM and bounded by the TF32 peak).
 inline void check_performance(const Launch& yours, const void* address, const Launch& reference,
-                              const std::string& function, Inputs inputs = Inputs::fp32)
+                              const std::string& function, Inputs inputs, Ceiling ceiling)
 {
     if (!have_function(address, function.c_str())) return;
     const int s = kTimedSize;
     const std::shared_ptr<const Case> t = shared_case(s, s, s);
-    const Ceiling ceiling = inputs == Inputs::fp32 ? Ceiling::fp32 : Ceiling::tf32;
     //! [versus sgemm]
     const SpeedVerdict verdict = check_speed(call(yours, address, function, s, s, s, "", inputs), [t, reference](float* out) {
         reference(t->device_a.data(), t->device_b.data(), out, t->m, t->k, t->n);
     }, {2.0 * s * s * static_cast<double>(s), ceiling});
     //! [versus sgemm]
     if (verdict.profiled || verdict.yours.empty()) return;
+    const bool sgemm = ceiling != Ceiling::tf32;
     for (int size : {1024, 2048}) {
         const Case small(size, size, size);
         DeviceBuffer<float> c(small.c.size());
@@ -156,12 +161,19 @@ inline void check_performance(const Launch& yours, const void* address, const La
             yours(small.device_a.data(), small.device_b.data(), c.data(), size, size, size);
         }).giga_per_second(flops);
         //! [cublas]
-        const double cublas = ceiling == Ceiling::fp32 ? sgemm_gflops(size, size, size) : tf32_gemm_gflops(size, size, size);
+        const double cublas = sgemm ? sgemm_gflops(size, size, size) : tf32_gemm_gflops(size, size, size);
         //! [cublas]
         MESSAGE("your kernel at " << size << ": " << std::lround(gflops) << " GFLOP/s = "
-                << std::lround(100 * gflops / cublas) << "% of cuBLAS " << std::string(ceiling == Ceiling::fp32 ? "SGEMM" : "TF32")
+                << std::lround(100 * gflops / cublas) << "% of cuBLAS " << std::string(sgemm ? "SGEMM" : "TF32")
                 << " at this size (" << std::lround(cublas) << " GFLOP/s)");
     }
+}
+
+/// The same, set beside the ceiling of the step's inputs.
+inline void check_performance(const Launch& yours, const void* address, const Launch& reference,
+                              const std::string& function, Inputs inputs = Inputs::fp32)
+{
+    check_performance(yours, address, reference, function, inputs, ceiling_of(inputs));
 }
 
 }  // namespace matmul
