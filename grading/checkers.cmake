@@ -215,6 +215,8 @@ function(workbook_add_lab name source)
     set(solution_file ${PROJECT_SOURCE_DIR}/solutions/${dir}/${source})
     file(GLOB buggy CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/buggy/${name}/*.cu
                                       ${PROJECT_SOURCE_DIR}/tests/buggy/${name}/*.patch)
+    # The files beside the solution, which a variant gets a copy of when the solution includes them.
+    file(GLOB solution_siblings CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/solutions/${dir}/*.cu)
     foreach(file IN LISTS buggy)
       get_filename_component(variant ${file} NAME_WE)
       set(implementation ${file})
@@ -223,7 +225,8 @@ function(workbook_add_lab name source)
         add_custom_command(OUTPUT ${implementation}
           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/grading/buildtools/apply_variant.py
                   --patch ${file} --solution ${solution_file} --out ${implementation}
-          DEPENDS ${file} ${solution_file} ${PROJECT_SOURCE_DIR}/grading/buildtools/apply_variant.py VERBATIM)
+          DEPENDS ${file} ${solution_file} ${solution_siblings} ${PROJECT_SOURCE_DIR}/grading/buildtools/apply_variant.py
+          VERBATIM)
       endif()
       workbook_add_checker(check_${name}__${variant} ${name} "${references}" ${implementation}
                            ARCHITECTURE ${arg_ARCHITECTURE})

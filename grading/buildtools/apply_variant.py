@@ -3,8 +3,10 @@
 
 A variant is kept under tests/buggy/NN_name/ as a unified diff against its solution, headed by
 the lines that say which test must reject it (see expect_rejected.py). At build time this
-script applies it with GNU patch, writing the variant's source into the build folder. A patch
-that no longer applies (the solution changed under it) fails the build and names the patch.
+script applies it with GNU patch, writing the variant's source into the build folder, beside a
+copy of each file of the solution's folder that the solution includes by a quoted name (step 6
+of lab 05 includes step 5's persistent.cu), so that the variant compiles as the solution does. A
+patch that no longer applies (the solution changed under it) fails the build and names the patch.
 Where GNU patch is missing, a plain applier below does the same for our own exact patches.
 """
 import argparse
@@ -75,7 +77,18 @@ def main():
               "Remake the patch (diff -u solution variant) and keep its expect- lines.\n%s"
               % (a.patch, a.solution, detail))
         return 1
+    copy_included_siblings(a.solution, os.path.dirname(a.out))
     return 0
+
+
+def copy_included_siblings(solution, folder):
+    """Copies into `folder` each file beside `solution` that it includes as #include "name"."""
+    here = os.path.dirname(os.path.abspath(solution))
+    with open(solution) as f:
+        names = re.findall(r'^\s*#\s*include\s*"([^"/]+)"', f.read(), re.MULTILINE)
+    for name in names:
+        if os.path.isfile(os.path.join(here, name)):
+            shutil.copyfile(os.path.join(here, name), os.path.join(folder, name))
 
 
 if __name__ == "__main__":
