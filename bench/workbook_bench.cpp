@@ -517,6 +517,7 @@ const char* const kImplementationNotes =
     "\"lab 05 tensor cores\": \"256 x 128 per block of 8 warps (64 x 64 of 4 warps on small matrices), 64 x 64 per warp in m16n8k8 TF32 mma.sync, ldmatrix, 4 TMA stages of 32 along k in the 128-byte swizzle, each refilled by the last warp done with it\", "
     "\"lab 05 wgmma\": \"256 x 128 per block (128 or 64 x 128 when that leaves SMs idle): a producer warpgroup issuing TMA, two consumer warpgroups issuing wgmma m64nNk8 TF32, 4 mbarrier stages of 32 along k, 128-byte swizzle\", "
     "\"lab 05 persistent\": \"one block an SM, each taking 256 x 128 tile after tile, in clusters of 2 that share A's tile by TMA multicast; the wgmma register operand loaded a step of 8 ahead, two commit groups left running; B rounded by an integer add\", "
+    "\"lab 05 split TF32\": \"FP32's accuracy from three TF32 products: each input split into a TF32 head and tail by one pass over memory, then lab 05 persistent on the copies, one product of 3k terms\", "
     "\"cuBLAS SGEMM\": \"cublasSgemm, FP32 with TF32 off: the ceiling at that size\", "
     "\"cuBLAS TF32\": \"cublasSgemm with CUBLAS_TF32_TENSOR_OP_MATH: inputs rounded to TF32, FP32 sums\", "
     "\"host loop\": \"the sources' plain loop, one output at a time; 'all' threads split the rows\"";
@@ -534,6 +535,8 @@ const MatmulImpl kTensorCores{"lab 05 tensor cores", 128, lab05tc::launch_matmul
 const MatmulImpl kWgmma{"lab 05 wgmma", 384, lab05wg::launch_matmul_wgmma, GemmInputs::tf32_truncated, kSm90a};
 const MatmulImpl kPersistent{"lab 05 persistent", 384, lab05ps::launch_matmul_persistent, GemmInputs::tf32_truncated,
                              kSm90a};
+// Step 6 computes to FP32's accuracy, so it meets FP32's tolerance, on step 5's tensor cores.
+const MatmulImpl kSplitTf32{"lab 05 split TF32", 384, lab05st::launch_matmul_split_tf32, GemmInputs::fp32, kSm90a};
 
 // IJCEE Table 1: 8n x 8n for n = 10..100, host, global memory (lab 04), shared memory (lab 05).
 void plan_ijcee_table1(std::vector<Step>& plan, Table& table, const Options& o)
@@ -615,7 +618,8 @@ void plan_workbook(std::vector<Step>& plan, Table& table, const Options& o)
     for (int n : {1024, 2048, 4096}) {
         plan_cublas(plan, table, n, false);
         plan_cublas(plan, table, n, true);
-        plan_matmul(plan, table, n, n, n, std::to_string(n), {kTensorCores, kWgmma, kPersistent}, o.limit, false);
+        plan_matmul(plan, table, n, n, n, std::to_string(n), {kTensorCores, kWgmma, kPersistent, kSplitTf32}, o.limit,
+                    false);
     }
 }
 
