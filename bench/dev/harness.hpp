@@ -13,7 +13,9 @@
 
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -100,6 +102,35 @@ inline void print_heading(int width)
                 "max error", "registers", "cuBLAS just before");
 }
 
+// The wall clock, as nvidia-smi's timestamps write it (2026/11/27 19:55:01.123).
+inline std::string wall_clock()
+{
+    const auto now = std::chrono::system_clock::now();
+    const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+    const long long ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    char text[40];
+    std::strftime(text, sizeof text, "%Y/%m/%d %H:%M:%S", std::localtime(&seconds));
+    return std::string(text) + "." + std::to_string(1000 + ms).substr(1);
+}
+
+// DEV_SUSTAIN_S=S: the version run back to back for S seconds, its window printed on the wall
+// clock. Beside nvidia-smi's log (clocks.sm, power.draw) it says at which clock the version runs
+// once the GPU has reached its power limit, which a timing loop of a few hundred milliseconds may
+// not have. (cuBLAS is one of the versions, for its own window.)
+inline void sustain(double seconds, const Version& version, const float* a, const float* b, float* c, int m, int k,
+                    int n)
+{
+    using clock = std::chrono::steady_clock;
+    const std::string from = wall_clock();
+    int runs = 0;
+    for (const auto end = clock::now() + std::chrono::duration<double>(seconds); clock::now() < end; ++runs) {
+        version.launch(a, b, c, m, k, n);
+        if (runs % 16 == 15) CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::printf("  [sustained: %s from %s to %s, %d runs]\n", version.name, from.c_str(), wall_clock().c_str(), runs);
+}
+
 // Version v at m x k x n: one run into a poisoned C (NaN: an element never written fails) checked
 // against the reference, then, if right or a bound, timed beside cuBLAS timed again just before it
 // (a GPU that has warmed up clocks lower, and each ratio is taken at the same temperature as its
@@ -120,6 +151,7 @@ inline void check_and_time(int v, const Version& version, int width, const float
         std::printf("  %-3d %-*s WRONG, not timed:\n%s\n", v, width, version.name, comparison.report().c_str());
         return;
     }
+    if (const char* seconds = std::getenv("DEV_SUSTAIN_S")) sustain(std::atof(seconds), version, a, b, c.data(), m, k, n);
     const double cublas_now = ceiling(m, k, n);
     const Timing timing = time_gpu([&] { version.launch(a, b, c.data(), m, k, n); });
     const double gflops = timing.giga_per_second(2.0 * m * k * n);

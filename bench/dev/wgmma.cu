@@ -7,6 +7,7 @@
 //   cmake --build build --target dev_wgmma
 //   build/bin/dev_wgmma [VERSION ...] [--sizes 1024,2048,4096]
 //   (DEV_ONLY_SIZES=1 skips the awkward shape, for ncu -c 1 to see the named sizes first)
+//   (DEV_SUSTAIN_S=5 first runs each version back to back for 5 s: bench/dev/harness.hpp)
 //
 // Version 0 is step 4's solution (solutions/05_tiled_matmul/wgmma.cu, included here with the
 // helpers it defines: mbarriers, TMA, wgmma, the shared storage). Step 4 reaches about 90% of
@@ -110,6 +111,20 @@
 // against 294 (cuBLAS), L2 traffic 2.74 GB against 2.34 (1: 3.42). At the held clock 48 is the
 // faster; at the GPU's own, cuBLAS gains 18% and 48 13%: the stores' time is memory's, not the SMs'.
 //
+// Versions 58 to 61 (2026-11-27, the session after; H100), as % of cuBLAS TF32 at 4096 (at 2048):
+//   58  48 storing C with st.global.cs (evict first), so that C does    96.3%, 96.6% (97.6%)
+//      not push A and B out of the L2: slower
+//   59, 60  58 in groups of 8 and of 4 tile rows                        96.3%, 95.3% (96.5%, 96.4%)
+//   61  cuBLAS TF32 itself, as a version, for DEV_SUSTAIN_S's window
+// Sustained for 5 s at 4096 (DEV_SUSTAIN_S=5, nvidia-smi every 100 ms, the first quarter of each
+// window left out), two calls: the GPU holds its 700 W limit by lowering its clock.
+//   61 cuBLAS TF32   1517 to 1576 MHz, 691 to 693 W   12176 to 12256 products in 5 s
+//   48 (step 5)      1359 to 1369 MHz, 697 to 698 W   12016 to 12080 (98.6% of cuBLAS's)
+//   49 (48, groups)  1379 MHz, 696 W                  12176 (100%)
+//   44 (no store)    1355 MHz, 698 W                  12688 (104%)
+// Step 5 does 12% more work a clock cycle than cuBLAS and 1.4% less a joule: at the power limit
+// the last points are energy, which less data moved for each product (DRAM, L2) would save.
+//
 // Version 48's kernel is lab 05's step 5 (solutions/05_tiled_matmul/persistent.cu, with its
 // skeleton, checker, buggy variants and walkthrough). The rest is not graded: a version that passes
 // 100% at 4096 moves there in its place (issue 41).
@@ -123,6 +138,7 @@
 #include "common/tma.hpp"
 #include "harness.hpp"  // Version, parse_arguments, check_and_time
 
+#include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -1119,8 +1135,10 @@ Version epilogue(const char* name)
 // on, and leaves their sums in its slot; it comes back for that tile's first k tiles at its very
 // end. Blocks then end their tiles, and store them, at moments spread over a tile's time instead of
 // all together (C's stores by 132 SMs at once are what the 4.7 points of 44 against 38 cost).
+// STREAMING_STORE: C's plain store written st.global.cs (evict first), so that C's 64 MB at 4096
+// do not push A's and B's lines out of the L2.
 constexpr int STREAM_K = 8, STAGED_STORE = 16, PIPELINED = 32, TMA_STORE = 64, EVERY_TILE = 128, CLUSTER2 = 256,
-              SKEW = 512;
+              SKEW = 512, STREAMING_STORE = 1024;
 // With SKEW, bits 12 and up (TWEAKS / SKEW_SPAN) cap the skew at that many k tiles: the blocks'
 // stores spread over that many k tiles' time, and their k loops stay that close together, so
 // that the k slices of A and B in use at once stay few (the L2's reuse; 0: no cap).
@@ -1459,7 +1477,11 @@ __global__ void __launch_bounds__(THREADS, 1)
                         for (int e = 0; e < 2; ++e) {
                             const int row = block_row + 8 * g + 2 * (lane % 4) + e;
                             const int col = block_col + j + 8 * h;
-                            if (row < m && col < n) c[static_cast<long long>(row) * n + col] = acc[4 * g + 2 * h + e];
+                            if (row < m && col < n) {
+                                float* at = c + static_cast<long long>(row) * n + col;
+                                if constexpr (TWEAKS & STREAMING_STORE) __stcs(at, acc[4 * g + 2 * h + e]);
+                                else *at = acc[4 * g + 2 * h + e];
+                            }
                         }
             }
         });
@@ -1519,6 +1541,21 @@ Version streamk(const char* name)
 {
     return {name, launch_streamk<GROUP_M, TWEAKS>, reinterpret_cast<const void*>(streamk_kernel<GROUP_M, TWEAKS>),
             (TWEAKS & NO_STORE) != 0};
+}
+
+// cuBLAS in TF32 as a version of its own, for DEV_SUSTAIN_S's window (row-major C = A·B is
+// column-major C^T = B^T A^T).
+void launch_cublas_tf32(const float* a, const float* b, float* c, int m, int k, int n)
+{
+    static cublasHandle_t handle = [] {
+        cublasHandle_t h;
+        if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH) != CUBLAS_STATUS_SUCCESS)
+            throw std::runtime_error("dev_wgmma: cuBLAS could not be set up");
+        return h;
+    }();
+    const float one = 1.0f, zero = 0.0f;
+    if (cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n) != CUBLAS_STATUS_SUCCESS)
+        throw std::runtime_error("dev_wgmma: cublasSgemm failed");
 }
 
 const std::vector<Version>& versions()
@@ -1582,6 +1619,10 @@ const std::vector<Version>& versions()
         streamk<0, ADD_ROUND | PIPELINED | CLUSTER2 | SKEW | 8 * SKEW_SPAN>("55 52 with skews of up to 8 k tiles"),
         streamk<0, ADD_ROUND | PIPELINED | CLUSTER2 | SKEW | 4 * SKEW_SPAN>("56 52 with skews of up to 4 k tiles"),
         streamk<0, ADD_ROUND | PIPELINED | SKEW | 8 * SKEW_SPAN>("57 51 with skews of up to 8 k tiles"),
+        streamk<0, ADD_ROUND | PIPELINED | CLUSTER2 | STREAMING_STORE>("58 48 storing C st.global.cs (evict first)"),
+        streamk<8, ADD_ROUND | PIPELINED | CLUSTER2 | STREAMING_STORE>("59 58 in groups of 8 tile rows"),
+        streamk<4, ADD_ROUND | PIPELINED | CLUSTER2 | STREAMING_STORE>("60 58 in groups of 4 tile rows"),
+        {"61 cuBLAS TF32 itself (timed against itself)", launch_cublas_tf32, nullptr},
     };
     return all;
 }
