@@ -116,6 +116,11 @@
 //      not push A and B out of the L2: slower
 //   59, 60  58 in groups of 8 and of 4 tile rows                        96.3%, 95.3% (96.5%, 96.4%)
 //   61  cuBLAS TF32 itself, as a version, for DEV_SUSTAIN_S's window
+//   62, 63  48 in clusters of 2 x 2 blocks, sharing A along n and B     82.1%, 82.1% (54.8%, 54.4%)
+//      along m, each block fetching half of each by multicast (a
+//      quarter less from the L2), 63 in groups of 4 cluster rows;
+//      sustained, 10736 to 10816 products in 5 s at 1.67 to 1.69 GHz
+//      (the GPU below its power limit: the four blocks wait on each other)
 // Sustained for 5 s at 4096 (DEV_SUSTAIN_S=5, nvidia-smi every 100 ms, the first quarter of each
 // window left out), two calls: the GPU holds its 700 W limit by lowering its clock.
 //   61 cuBLAS TF32   1517 to 1576 MHz, 691 to 693 W   12176 to 12256 products in 5 s
@@ -1138,7 +1143,11 @@ Version epilogue(const char* name)
 // STREAMING_STORE: C's plain store written st.global.cs (evict first), so that C's 64 MB at 4096
 // do not push A's and B's lines out of the L2.
 constexpr int STREAM_K = 8, STAGED_STORE = 16, PIPELINED = 32, TMA_STORE = 64, EVERY_TILE = 128, CLUSTER2 = 256,
-              SKEW = 512, STREAMING_STORE = 1024;
+              SKEW = 512, STREAMING_STORE = 1024, CLUSTER4 = 2048;
+// CLUSTER4: clusters of 2 x 2 blocks, 2 along m and 2 along n: the two blocks of a row of the
+// cluster share A's tile, as in CLUSTER2, and the two of a column share B's, each fetching half of
+// it (two of its four boxes) by one multicast into both: a block's loads from the L2 fall from
+// 32 KB a k tile (CLUSTER2) to 24 KB. Every consumer warp frees a stage in all four blocks.
 // With SKEW, bits 12 and up (TWEAKS / SKEW_SPAN) cap the skew at that many k tiles: the blocks'
 // stores spread over that many k tiles' time, and their k loops stay that close together, so
 // that the k slices of A and B in use at once stay few (the L2's reuse; 0: no cap).
@@ -1198,11 +1207,13 @@ __global__ void __launch_bounds__(THREADS, 1)
 #if HOPPER_DEVICE_CODE
     constexpr int BM = 256;
     constexpr bool SPLIT = (TWEAKS & STREAM_K) != 0, EVERY = (TWEAKS & EVERY_TILE) != 0;
-    constexpr int CL = TWEAKS & CLUSTER2 ? 2 : 1;  // blocks a cluster, side by side along n, sharing A
+    constexpr int CL = TWEAKS & CLUSTER4 ? 4 : TWEAKS & CLUSTER2 ? 2 : 1;  // blocks a cluster
+    constexpr int CM = TWEAKS & CLUSTER4 ? 2 : 1, CN = CL / CM;             // along m, along n
     constexpr bool SKEWED = (TWEAKS & SKEW) != 0;
     static_assert(!(SPLIT && CL > 1), "stream-K is written for blocks alone");
     static_assert(!(SPLIT && SKEWED), "one way of splitting at a time");
     const uint32_t rank = CL > 1 ? cluster_rank() : 0;
+    const int rn = static_cast<int>(rank) % CN, rm = static_cast<int>(rank) / CN;  // the block's place in it
     extern __shared__ unsigned char smem_raw[];
     auto& smem = *reinterpret_cast<SharedStorage<BM>*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) / 1024 * 1024);
     float* scratch = reinterpret_cast<float*>(&smem + 1);  // STAGED_STORE: 32 rows x STAGE_ROW a consumer warp
@@ -1240,7 +1251,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 tile_at(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
                 for (int q = 0; q < 4; ++q) {
                     mbarrier_wait(&out_full[q], stored % 2);
-                    tma_store(&c_map, (tn * CL + static_cast<int>(rank)) * BN + q * 32, tm * BM, scratch);
+                    tma_store(&c_map, (tn * CN + rn) * BN + q * 32, (tm * CM + rm) * BM, scratch);
                     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
                     asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
                     mbarrier_arrive(&out_empty[(q + 1) % 4]);  // the next quarter may be written
@@ -1258,14 +1269,21 @@ __global__ void __launch_bounds__(THREADS, 1)
                     const int s = it % STAGES;
                     mbarrier_wait(&smem.empty[s], (it / STAGES + 1) % 2);
                     mbarrier_arrive_expect_tx(&smem.full[s], STAGE_BYTES);
-                    if constexpr (CL > 1)
-                        tma_load_multicast(smem.a[s] + rank * (BM / CL) * BK, &a_map, t * BK, tm * BM + rank * (BM / CL),
-                                           &smem.full[s], (1u << CL) - 1);
+                    const int block_row = (tm * CM + rm) * BM, block_col = (tn * CN + rn) * BN;
+                    if constexpr (CN > 1)  // A's half, into this row of the cluster's blocks
+                        tma_load_multicast(smem.a[s] + rn * (BM / CN) * BK, &a_map, t * BK, block_row + rn * (BM / CN),
+                                           &smem.full[s], ((1u << CN) - 1) << (rm * CN));
                     else
-                        tma_load(smem.a[s], &a_map, t * BK, tm * BM, &smem.full[s]);
-                    for (int q = 0; q < BN / 32; ++q)
-                        tma_load(smem.b[s] + q * BK * 32, &b_map, (tn * CL + static_cast<int>(rank)) * BN + q * 32,
-                                 t * BK, &smem.full[s]);
+                        tma_load(smem.a[s], &a_map, t * BK, block_row, &smem.full[s]);
+                    for (int q = 0; q < BN / 32; ++q) {
+                        if constexpr (CM > 1) {  // B's boxes 2 rm and 2 rm + 1, into this column's blocks
+                            if (q / 2 == rm)
+                                tma_load_multicast(smem.b[s] + q * BK * 32, &b_map, block_col + q * 32, t * BK,
+                                                   &smem.full[s], (1u << rn) | (1u << (rn + CN)));
+                        } else {
+                            tma_load(smem.b[s] + q * BK * 32, &b_map, block_col + q * 32, t * BK, &smem.full[s]);
+                        }
+                    }
                 }
             });
         }
@@ -1303,7 +1321,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         for_each_run<SPLIT, EVERY, CL, SKEWED, TWEAKS / SKEW_SPAN>(tiles, k_tiles, [&](int tile, int k_begin, int k_end) {
             int tm, tn;
             tile_at(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
-            const int block_row = tm * BM, block_col = (tn * CL + static_cast<int>(rank)) * BN;
+            const int block_row = (tm * CM + rm) * BM, block_col = (tn * CN + rn) * BN;
 #pragma unroll
             for (int i = 0; i < BM / 2; ++i) acc[i] = 0.0f;
             if constexpr (TWEAKS & PIPELINED) {
@@ -1511,10 +1529,11 @@ template <int GROUP_M, int TWEAKS>
 void launch_streamk(const float* a, const float* b, float* c, int m, int k, int n)
 {
     if (k % 4 != 0 || n % 4 != 0) throw std::runtime_error("dev_wgmma: k and n must be multiples of 4");
-    const CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, k, TWEAKS & CLUSTER2 ? 128 : 256);
+    const CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, k, TWEAKS & (CLUSTER2 | CLUSTER4) ? 128 : 256);
     const CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK);
     static_assert(!((TWEAKS & STAGED_STORE) && (TWEAKS & TMA_STORE)), "the two stores share the scratch");
-    constexpr int CL = TWEAKS & CLUSTER2 ? 2 : 1;
+    constexpr int CL = TWEAKS & CLUSTER4 ? 4 : TWEAKS & CLUSTER2 ? 2 : 1;
+    constexpr int CM = TWEAKS & CLUSTER4 ? 2 : 1, CN = CL / CM;
     const CUtensorMap c_map = workbook::tensor_map_swizzled(c, m, n, 256);
     const int smem_bytes = sizeof(SharedStorage<256>) + 1024 + (TWEAKS & STAGED_STORE ? 8 * 32 * STAGE_ROW * 4 : 0) +
                            (TWEAKS & TMA_STORE ? 256 * 32 * 4 + 64 : 0);
@@ -1524,7 +1543,7 @@ void launch_streamk(const float* a, const float* b, float* c, int m, int k, int 
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     make_partial_slots(sms);
-    int tiles_m = (m + 255) / 256, tiles_n = (n + CL * BN - 1) / (CL * BN), k_tiles = (k + BK - 1) / BK;
+    int tiles_m = (m + CM * 256 - 1) / (CM * 256), tiles_n = (n + CN * BN - 1) / (CN * BN), k_tiles = (k + BK - 1) / BK;
     if constexpr (CL > 1) {
         void* arguments[] = {const_cast<CUtensorMap*>(&a_map), const_cast<CUtensorMap*>(&b_map),
                              const_cast<CUtensorMap*>(&c_map), &c, &m, &n, &k_tiles, &tiles_m, &tiles_n};
@@ -1623,6 +1642,8 @@ const std::vector<Version>& versions()
         streamk<8, ADD_ROUND | PIPELINED | CLUSTER2 | STREAMING_STORE>("59 58 in groups of 8 tile rows"),
         streamk<4, ADD_ROUND | PIPELINED | CLUSTER2 | STREAMING_STORE>("60 58 in groups of 4 tile rows"),
         {"61 cuBLAS TF32 itself (timed against itself)", launch_cublas_tf32, nullptr},
+        streamk<0, ADD_ROUND | PIPELINED | CLUSTER4>("62 38 in clusters of 2 x 2 sharing A and B"),
+        streamk<4, ADD_ROUND | PIPELINED | CLUSTER4>("63 62 in groups of 4 cluster rows"),
     };
     return all;
 }
