@@ -127,7 +127,9 @@
 //   48 (step 5)      1359 to 1369 MHz, 697 to 698 W   12016 to 12080 (98.6% of cuBLAS's)
 //   49 (48, groups)  1379 MHz, 696 W                  12176 (100%)
 //   44 (no store)    1355 MHz, 698 W                  12688 (104%)
-// Step 5 does 12% more work a clock cycle than cuBLAS and 1.4% less a joule: at the power limit
+// A third call (the GPU cooler at first): cuBLAS 12400 and 12608 at 1550 MHz, 48 12208 and 12240
+// at 1371 to 1377 MHz (98.5%, 97.1%).
+// Step 5 does 12% more work a clock cycle than cuBLAS and about 2% less a joule: at the power limit
 // the last points are energy, which less data moved for each product (DRAM, L2) would save.
 //
 // Version 48's kernel is lab 05's step 5 (solutions/05_tiled_matmul/persistent.cu, with its
