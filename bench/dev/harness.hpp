@@ -11,6 +11,7 @@
 #include "common/device.hpp"
 #include "common/timing.hpp"
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <chrono>
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,24 @@ struct Version {
     const void* kernel;  // for its registers and spills (none: a version that picks its own)
     bool bound = false;  // a bound, not a product: timed without a check
 };
+
+// cuBLAS itself as a version (a Launch): SGEMM, or in TF32 on the tensor cores, for its own error
+// beside the versions' and for DEV_SUSTAIN_S's window. Row-major C = A·B is column-major
+// C^T = B^T A^T. One handle for each math mode, made at the first call.
+template <bool TF32>
+void cublas_product(const float* a, const float* b, float* c, int m, int k, int n)
+{
+    static cublasHandle_t handle = [] {
+        cublasHandle_t h;
+        if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS ||
+            cublasSetMathMode(h, TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS)
+            throw std::runtime_error("bench/dev: cuBLAS could not be set up");
+        return h;
+    }();
+    const float one = 1.0f, zero = 0.0f;
+    if (cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n) != CUBLAS_STATUS_SUCCESS)
+        throw std::runtime_error("bench/dev: cublasSgemm failed");
+}
 
 // "1024,2048,4096" -> {1024, 2048, 4096}.
 inline std::vector<int> parse_list(const char* text)

@@ -33,9 +33,8 @@
 #include "common/gemm_reference.hpp"
 #include "common/random.hpp"
 #include "common/timing.hpp"
-#include "harness.hpp"  // Version, parse_arguments, check_and_time
+#include "harness.hpp"  // Version, parse_arguments, check_and_time, cublas_product
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -48,25 +47,12 @@
 
 namespace dev {
 
-// cuBLAS SGEMM itself, for its error beside ours (row-major C = A·B is column-major C^T = B^T A^T).
-void launch_sgemm(const float* a, const float* b, float* c, int m, int k, int n)
-{
-    static cublasHandle_t handle = [] {
-        cublasHandle_t h;
-        if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("dev_split_tf32: cublasCreate failed");
-        return h;
-    }();
-    const float one = 1.0f, zero = 0.0f;
-    if (cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n) != CUBLAS_STATUS_SUCCESS)
-        throw std::runtime_error("dev_split_tf32: cublasSgemm failed");
-}
-
 const std::vector<Version>& versions()
 {
     static const std::vector<Version> all = {
         {"step 5 on the floats as they are (TF32: fails)", ::launch_matmul_persistent, nullptr},
         {"step 6: 3xTF32, lo.hi and hi.lo first, hi.hi last", ::launch_matmul_split_tf32, nullptr},
-        {"cuBLAS SGEMM (its own error; timed against itself)", launch_sgemm, nullptr},
+        {"cuBLAS SGEMM (its own error; timed against itself)", cublas_product<false>, nullptr},
     };
     return all;
 }

@@ -143,9 +143,8 @@
 #include "common/random.hpp"
 #include "common/timing.hpp"
 #include "common/tma.hpp"
-#include "harness.hpp"  // Version, parse_arguments, check_and_time
+#include "harness.hpp"  // Version, parse_arguments, check_and_time, cublas_product
 
-#include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -1564,21 +1563,6 @@ Version streamk(const char* name)
             (TWEAKS & NO_STORE) != 0};
 }
 
-// cuBLAS in TF32 as a version of its own, for DEV_SUSTAIN_S's window (row-major C = A·B is
-// column-major C^T = B^T A^T).
-void launch_cublas_tf32(const float* a, const float* b, float* c, int m, int k, int n)
-{
-    static cublasHandle_t handle = [] {
-        cublasHandle_t h;
-        if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH) != CUBLAS_STATUS_SUCCESS)
-            throw std::runtime_error("dev_wgmma: cuBLAS could not be set up");
-        return h;
-    }();
-    const float one = 1.0f, zero = 0.0f;
-    if (cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n) != CUBLAS_STATUS_SUCCESS)
-        throw std::runtime_error("dev_wgmma: cublasSgemm failed");
-}
-
 const std::vector<Version>& versions()
 {
     static const std::vector<Version> all = {
@@ -1643,7 +1627,7 @@ const std::vector<Version>& versions()
         streamk<0, ADD_ROUND | PIPELINED | CLUSTER2 | STREAMING_STORE>("58 48 storing C st.global.cs (evict first)"),
         streamk<8, ADD_ROUND | PIPELINED | CLUSTER2 | STREAMING_STORE>("59 58 in groups of 8 tile rows"),
         streamk<4, ADD_ROUND | PIPELINED | CLUSTER2 | STREAMING_STORE>("60 58 in groups of 4 tile rows"),
-        {"61 cuBLAS TF32 itself (timed against itself)", launch_cublas_tf32, nullptr},
+        {"61 cuBLAS TF32 itself (timed against itself)", cublas_product<true>, nullptr},
         streamk<0, ADD_ROUND | PIPELINED | CLUSTER4>("62 38 in clusters of 2 x 2 sharing A and B"),
         streamk<4, ADD_ROUND | PIPELINED | CLUSTER4>("63 62 in groups of 4 cluster rows"),
     };
