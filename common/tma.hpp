@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cuda.h>  // CUtensorMap and its enums
+#include <cuda_bf16.h>
 
 namespace workbook {
 
@@ -23,5 +24,14 @@ namespace workbook {
 /// \throws CudaError when the driver has no cuTensorMapEncodeTiled or refuses the map (the
 ///         message gives its CUresult and the sizes)
 CUtensorMap tensor_map_swizzled(const float* matrix, int rows, int cols, int box_rows);
+
+/// \brief The same for a row-major matrix of bfloat16: boxes of `box_rows` rows by 64 elements
+/// (128 bytes again), in the 128-byte swizzle.
+/// \param matrix the matrix on the device, 16-byte aligned
+/// \param rows its rows (at least 1)
+/// \param cols its columns: a multiple of 8 (rows of whole 16-byte multiples)
+/// \param box_rows rows of a box, 1 to 256
+/// \throws CudaError as for floats
+CUtensorMap tensor_map_swizzled(const __nv_bfloat16* matrix, int rows, int cols, int box_rows);
 
 }  // namespace workbook

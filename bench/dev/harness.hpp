@@ -19,6 +19,7 @@
 #include <ctime>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -137,18 +138,17 @@ inline std::string wall_clock()
 // clock. Beside nvidia-smi's log (clocks.sm, power.draw) it says at which clock the version runs
 // once the GPU has reached its power limit, which a timing loop of a few hundred milliseconds may
 // not have. (cuBLAS is one of the versions, for its own window.)
-inline void sustain(double seconds, const Version& version, const float* a, const float* b, float* c, int m, int k,
-                    int n)
+inline void sustain(double seconds, const char* name, const std::function<void()>& launch)
 {
     using clock = std::chrono::steady_clock;
     const std::string from = wall_clock();
     int runs = 0;
     for (const auto end = clock::now() + std::chrono::duration<double>(seconds); clock::now() < end; ++runs) {
-        version.launch(a, b, c, m, k, n);
+        launch();
         if (runs % 16 == 15) CUDA_CHECK(cudaDeviceSynchronize());
     }
     CUDA_CHECK(cudaDeviceSynchronize());
-    std::printf("  [sustained: %s from %s to %s, %d runs]\n", version.name, from.c_str(), wall_clock().c_str(), runs);
+    std::printf("  [sustained: %s from %s to %s, %d runs]\n", name, from.c_str(), wall_clock().c_str(), runs);
 }
 
 // Version v at m x k x n: one run into a poisoned C (NaN: an element never written fails) checked
@@ -171,7 +171,8 @@ inline void check_and_time(int v, const Version& version, int width, const float
         std::printf("  %-3d %-*s WRONG, not timed:\n%s\n", v, width, version.name, comparison.report().c_str());
         return;
     }
-    if (const char* seconds = std::getenv("DEV_SUSTAIN_S")) sustain(std::atof(seconds), version, a, b, c.data(), m, k, n);
+    if (const char* seconds = std::getenv("DEV_SUSTAIN_S")) 
+        sustain(std::atof(seconds), version.name, [&] { version.launch(a, b, c.data(), m, k, n); });
     const double cublas_now = ceiling(m, k, n);
     const Timing timing = time_gpu([&] { version.launch(a, b, c.data(), m, k, n); });
     const double gflops = timing.giga_per_second(2.0 * m * k * n);
