@@ -45,6 +45,17 @@
 // 1.39 GHz. Under Nsight Compute's fixed clock (4096): cuBLAS 212.6 to 217.0 us, 14 217.4, 10
 // 219.4, 7 204.2; L2 read sectors 32.8 M (cuBLAS) against 37.8 M (14); DRAM reads 151 MB against
 // 149, writes 54 MB each.
+//   17 to 19  ping-pong (CUTLASS's): each consumer owns whole  78.5% to 95.1%    81.6% to 97.9%
+//       tiles of 128 x 128 and the two take turns, so that one
+//       stores while the other computes; 6 stages of 32 KB; rows,
+//       groups of 8, of 16 (18 twice: 95.1%, 71.5%)
+//   20 to 22  18 in clusters of 2 along m sharing B; groups   87.9% to 92.1%    92.7% to 93.7%
+//       of 8, 4, 16 cluster rows
+// Ping-pong hides the store but reads more for each product (tiles of 128 x 128 share less): held
+// at 700 W for 5 s, 18 finished 94.3% of cuBLAS's products at 1.32 GHz, 20 91.4%, where 14
+// finished 98.1% in the same call.
+// Why the store costs so much: all 132 blocks store their 128 KB at the same moment, 17 MB a wave
+// into the L2, which at about 5 TB/s takes some 3.4 us, the time of 4 to 5 of a tile's 64 k steps.
 // So BF16 ends where TF32 did (step 5: 98%, 104% without its store): the same design as cuBLAS,
 // both held at the power limit, and the store of C the points between.
 // (A first bound that only passed the sums to an empty asm measured 126% to 137% at 553 W and
@@ -129,7 +140,64 @@ __device__ inline void wgmma_bf16(float* d, uint64_t a_desc, uint64_t b_desc)
           D8(104), D8(112), D8(120)
         : "l"(a_desc), "l"(b_desc));
 }
+// d (64 x 128) += A (64 x 16) B (16 x 128), as above.
+__device__ inline void wgmma_bf16_n128(float* d, uint64_t a_desc, uint64_t b_desc)
+{
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "%64, %65, 1, 1, 1, 0, 1;"
+        : D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56)
+        : "l"(a_desc), "l"(b_desc));
+}
 #undef D8
+
+// One warpgroup's 64 x (32 BOXES) accumulators, acc[r] as wgmma lays them out (row warp * 16 +
+// lane / 4 + 8 ((r / 2) % 2), column (r / 4) * 8 + 2 (lane % 4) + r % 2), written to C at (row0,
+// col0) box by box, 64 rows x 32 columns each, through two staging buffers: while TMA writes one
+// out, the warpgroup fills the other. `barrier`: the warpgroup's named barrier (1 to 15).
+template <int BOXES, bool EVICT_FIRST = false>
+__device__ __forceinline__ void store_through_smem(const float* acc, float (*staging)[64 * 32],
+                                                   const CUtensorMap* c_map, int row0, int col0, int barrier)
+{
+    const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
+    const bool leader = threadIdx.x % 128 == 0;
+    const int row_in = warp * 16 + lane / 4;
+#pragma unroll
+    for (int box = 0; box < BOXES; ++box) {
+        float* buffer = staging[box % 2];
+        if (leader) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+        asm volatile("bar.sync %0, 128;" ::"r"(barrier) : "memory");
+#pragma unroll
+        for (int r = box * 16; r < box * 16 + 16; r += 2) {
+            const int row = row_in + 8 * ((r / 2) % 2);
+            const int col = (r / 4) * 8 % 32 + 2 * (lane % 4);
+            const int chunk = (col / 4) ^ (row % 8);
+            *reinterpret_cast<float2*>(buffer + row * 32 + chunk * 4 + col % 4) = make_float2(acc[r], acc[r + 1]);
+        }
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        asm volatile("bar.sync %0, 128;" ::"r"(barrier) : "memory");
+        if (leader && EVICT_FIRST) {
+            // C is written once and never read here: first out of the L2, before A and B.
+            uint64_t policy;
+            asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+            asm volatile(
+                "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;" ::"l"(
+                    c_map),
+                "r"(col0 + box * 32), "r"(row0), "r"(smem_addr(buffer)), "l"(policy)
+                : "memory");
+            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        } else if (leader) {
+            asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(c_map),
+                         "r"(col0 + box * 32), "r"(row0), "r"(smem_addr(buffer))
+                         : "memory");
+            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        }
+    }
+}
 
 // CL_M: blocks a cluster along m, sharing B's tile by multicast; CL_N: along n, sharing A's.
 enum Store { NONE, DIRECT, TMA };
@@ -237,42 +305,8 @@ __global__ void __launch_bounds__(THREADS, 1)
             }
             // acc[r]: row warp * 16 + lane / 4 + 8 ((r / 2) % 2), column (r / 4) * 8 + 2 (lane % 4) + r % 2.
             if constexpr (STORE == TMA) {
-                // Eight boxes of 64 rows x 32 columns, through two staging buffers: while TMA reads
-                // one out to global memory, the warpgroup fills the other.
-                const bool leader = threadIdx.x % 128 == 0;
-                const int row_in = warp * 16 + lane / 4;
-#pragma unroll
-                for (int box = 0; box < BN / 32; ++box) {
-                    float* buffer = smem.out[consumer][box % 2];
-                    if (leader) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
-                    asm volatile("bar.sync %0, 128;" ::"r"(1 + consumer) : "memory");
-#pragma unroll
-                    for (int r = box * 16; r < box * 16 + 16; r += 2) {
-                        const int row = row_in + 8 * ((r / 2) % 2);
-                        const int col = (r / 4) * 8 % 32 + 2 * (lane % 4);
-                        const int chunk = (col / 4) ^ (row % 8);
-                        *reinterpret_cast<float2*>(buffer + row * 32 + chunk * 4 + col % 4) =
-                            make_float2(acc[r], acc[r + 1]);
-                    }
-                    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-                    asm volatile("bar.sync %0, 128;" ::"r"(1 + consumer) : "memory");
-                    if (leader && EVICT_FIRST) {
-                        // C is written once and never read here: first out of the L2, before A and B.
-                        uint64_t policy;
-                        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-                        asm volatile(
-                            "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;" ::"l"(&c_map),
-                            "r"(col0 + box * 32), "r"(row0 + consumer * 64), "r"(smem_addr(buffer)), "l"(policy)
-                            : "memory");
-                        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-                    } else if (leader) {
-                        asm volatile(
-                            "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(&c_map),
-                            "r"(col0 + box * 32), "r"(row0 + consumer * 64), "r"(smem_addr(buffer))
-                            : "memory");
-                        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-                    }
-                }
+                store_through_smem<BN / 32, EVICT_FIRST>(acc, smem.out[consumer], &c_map, row0 + consumer * 64, col0,
+                                                         1 + consumer);
                 continue;
             }
             const int row_base = row0 + consumer * 64 + warp * 16 + lane / 4;
@@ -331,6 +365,165 @@ void launch(const bfloat* a, const bfloat* b, float* c, int m, int k, int n)
     CUDA_CHECK(cudaLaunchKernelExC(&config, fn, arguments));
 }
 
+// ---- Ping-pong (CUTLASS's KernelTmaWarpSpecializedPingpong): each consumer warpgroup owns whole
+// tiles of 128 x 128 (two m64n128 products a step of k, 128 accumulators), the block's tiles taken
+// in turn, so that one warpgroup stores its tile while the other's products run. The turns are
+// strict: a warpgroup starts its main loop once the other has issued all of its own (two
+// mbarriers, `turn`). Without that, a warpgroup a whole tile ahead could read a stage's parity
+// from two phases back and take a stage before it is filled.
+namespace pp {
+constexpr int TM = 128, TN = 128, STAGES = 6;
+struct alignas(1024) SharedStorage {
+    bfloat a[STAGES][TM * BK];         // 16 KB: 128 rows of 64 k
+    bfloat b[STAGES][BK * TN];         // 16 KB: 2 boxes of 64 k x 64 n
+    float out[CONSUMERS][2][64 * 32];  // 32 KB: each consumer's two staging boxes of C
+    uint64_t full[STAGES];
+    uint64_t empty[STAGES];
+    uint64_t turn[CONSUMERS];  // turn[c]: consumer c may start its next main loop
+};
+}  // namespace pp
+
+template <int CLM, int GROUP_M, bool EVICT_FIRST>
+__global__ void __launch_bounds__(THREADS, 1)
+    pingpong_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+                    const __grid_constant__ CUtensorMap c_map, int k_tiles, int tiles_m, int tiles_n)
+{
+#if HOPPER_DEVICE_CODE
+    using pp::STAGES;
+    using pp::TM;
+    using pp::TN;
+    extern __shared__ unsigned char smem_raw[];
+    auto& smem = *reinterpret_cast<pp::SharedStorage*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) / 1024 * 1024);
+    constexpr int STAGE_BYTES = (TM * BK + BK * TN) * sizeof(bfloat);
+    // CLM = 2: clusters of 2 blocks along m, the same tiles' B shared by multicast (one box each).
+    const int tiles = tiles_m * tiles_n;  // cluster tiles: CLM * 128 rows x 128 columns
+    const int warpgroup = threadIdx.x / 128;
+    const uint32_t rank = CLM > 1 ? cluster_rank() : 0;
+    const int first = static_cast<int>(blockIdx.x) / CLM, step = static_cast<int>(gridDim.x) / CLM;
+    auto origin = [&](int tile, int& row, int& col) {
+        int tm, tn;
+        dev::tile_at(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
+        row = (tm * CLM + static_cast<int>(rank)) * TM;
+        col = tn * TN;
+    };
+    // This consumer warp is done with stage s: free it in every block that fills it.
+    auto release = [&](int s) {
+        if (threadIdx.x % 32 != 0) return;
+        if constexpr (CLM > 1) {
+            for (uint32_t r = 0; r < CLM; ++r) mbarrier_arrive_in(&smem.empty[s], r);
+        } else {
+            asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(&smem.empty[s])) : "memory");
+        }
+    };
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbarrier_init(&smem.full[s], 1);
+            mbarrier_init(&smem.empty[s], 4 * CLM);  // the 4 warps of the consumer that read it, in each block
+        }
+        for (int c = 0; c < CONSUMERS; ++c) mbarrier_init(&smem.turn[c], 1);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    if constexpr (CLM > 1) cluster_sync(); else __syncthreads();
+
+    if (warpgroup == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if (threadIdx.x == 0) {
+            int it = 0;
+            for (int tile = first; tile < tiles; tile += step) {
+                int row, col;
+                origin(tile, row, col);
+                for (int t = 0; t < k_tiles; ++t, ++it) {
+                    const int s = it % STAGES;
+                    mbarrier_wait(&smem.empty[s], (it / STAGES + 1) % 2);
+                    mbarrier_arrive_expect_tx(&smem.full[s], STAGE_BYTES);
+                    tma_load(smem.a[s], &a_map, t * BK, row, &smem.full[s]);
+                    if constexpr (CLM > 1) {
+                        tma_load_multicast(smem.b[s] + rank * BK * 64, &b_map, col + rank * 64, t * BK, &smem.full[s], 3);
+                    } else {
+                        for (int q = 0; q < TN / 64; ++q)
+                            tma_load(smem.b[s] + q * BK * 64, &b_map, col + q * 64, t * BK, &smem.full[s]);
+                    }
+                }
+            }
+        }
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+        const int consumer = warpgroup - 1;
+        float acc0[64], acc1[64];  // rows 0-63 and 64-127 of the tile
+        int turn = 0;              // this consumer's tiles so far
+        for (int tile = first + consumer * step; tile < tiles; tile += 2 * step, ++turn) {
+            int row, col;
+            origin(tile, row, col);
+            int it = (2 * turn + consumer) * k_tiles;  // the block's stages before this tile's
+#pragma unroll
+            for (int i = 0; i < 64; ++i) acc0[i] = acc1[i] = 0.0f;
+            // Consumer 0 goes first; then each waits for the other's main loop to be issued.
+            mbarrier_wait(&smem.turn[consumer], consumer == 0 ? (turn + 1) % 2 : turn % 2);
+            for (int t = 0; t < k_tiles; ++t, ++it) {
+                const int s = it % STAGES;
+                mbarrier_wait(&smem.full[s], (it / STAGES) % 2);
+                const uint64_t a_desc = desc_k_major(smem.a[s]);
+                const uint64_t b_desc = desc_mn_major<false>(smem.b[s]);
+                wgmma_fence();
+#pragma unroll
+                for (int p = 0; p < BK / 16; ++p) {
+                    wgmma_bf16_n128(acc0, a_desc + 2 * p, b_desc + 128 * p);
+                    wgmma_bf16_n128(acc1, a_desc + (64 * 128 >> 4) + 2 * p, b_desc + 128 * p);
+                }
+                wgmma_commit();
+                wgmma_wait<1>();
+                if (t > 0) release((it - 1) % STAGES);
+            }
+            // Every product of this tile is issued: the other consumer's turn.
+            if (threadIdx.x % 128 == 0)
+                asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(&smem.turn[1 - consumer]))
+                             : "memory");
+            wgmma_wait<0>();
+            release((it - 1) % STAGES);
+            store_through_smem<TN / 32, EVICT_FIRST>(acc0, smem.out[consumer], &c_map, row, col, 1 + consumer);
+            store_through_smem<TN / 32, EVICT_FIRST>(acc1, smem.out[consumer], &c_map, row + 64, col, 1 + consumer);
+        }
+        if (threadIdx.x % 128 == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    }
+    if constexpr (CLM > 1) cluster_sync();
+#endif
+}
+
+// a: m x k, b: k x n, k and n multiples of 8, n a multiple of 4 (C's TMA rows).
+template <int CLM, int GROUP_M, bool EVICT_FIRST = false>
+void launch_pingpong(const bfloat* a, const bfloat* b, float* c, int m, int k, int n)
+{
+    const CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, k, pp::TM);
+    const CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK);
+    const CUtensorMap c_map = workbook::tensor_map_swizzled(c, m, n, 64);
+    const int smem_bytes = sizeof(pp::SharedStorage) + 1024;
+    const void* fn = reinterpret_cast<const void*>(pingpong_kernel<CLM, GROUP_M, EVICT_FIRST>);
+    CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+    int tiles_m = (m + CLM * pp::TM - 1) / (CLM * pp::TM), tiles_n = (n + pp::TN - 1) / pp::TN;
+    int k_tiles = (k + BK - 1) / BK;
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = CLM;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config{};
+    config.blockDim = dim3(THREADS);
+    config.dynamicSmemBytes = smem_bytes;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    static int fit = 0;
+    if (fit == 0) {
+        config.gridDim = dim3(CLM);
+        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, fn, &config));
+        if (fit < 1) throw std::runtime_error("dev_wgmma_bf16: no cluster fits");
+    }
+    config.gridDim = dim3(std::min(fit, tiles_m * tiles_n) * CLM);
+    void* arguments[] = {const_cast<CUtensorMap*>(&a_map), const_cast<CUtensorMap*>(&b_map),
+                         const_cast<CUtensorMap*>(&c_map), &k_tiles, &tiles_m, &tiles_n};
+    CUDA_CHECK(cudaLaunchKernelExC(&config, fn, arguments));
+}
+
 cublasHandle_t cublas()
 {
     static cublasHandle_t handle = [] {
@@ -376,6 +569,12 @@ const std::vector<Version>& versions()
         {"10 storing C evict-first in the L2", launch<2, 1, 8, false, TMA, true>},
         {"12 storing C evict-first in the L2", launch<1, 1, 0, false, TMA, true>},
         {"11 storing C evict-first in the L2", launch<2, 1, 0, false, TMA, true>},
+        {"ping-pong: 128 x 128 a warpgroup, tiles in turn", launch_pingpong<1, 0>},
+        {"17 in groups of 8 tile rows", launch_pingpong<1, 8>},
+        {"17 in groups of 16 tile rows", launch_pingpong<1, 16>},
+        {"18 in clusters of 2 along m sharing B", launch_pingpong<2, 8>},
+        {"20 in groups of 4 cluster rows", launch_pingpong<2, 4>},
+        {"20 in groups of 16 cluster rows", launch_pingpong<2, 16>},
     };
     return all;
 }
