@@ -54,8 +54,9 @@
 // Ping-pong hides the store but reads more for each product (tiles of 128 x 128 share less): held
 // at 700 W for 5 s, 18 finished 94.3% of cuBLAS's products at 1.32 GHz, 20 91.4%, where 14
 // finished 98.1% in the same call.
-// Why the store costs so much: all 132 blocks store their 128 KB at the same moment, 17 MB a wave
-// into the L2, which at about 5 TB/s takes some 3.4 us, the time of 4 to 5 of a tile's 64 k steps.
+// Why the store costs so much (an estimate, not measured): all 132 blocks store their 128 KB at
+// the same moment, 17 MB a wave into the L2; at some 5 TB/s that is about 3.4 us, the time of 4
+// to 5 of a tile's 64 steps of k, about the 7 points the bound says the store costs.
 // So BF16 ends where TF32 did (step 5: 98%, 104% without its store): the same design as cuBLAS,
 // both held at the power limit, and the store of C the points between.
 // (A first bound that only passed the sums to an empty asm measured 126% to 137% at 553 W and
