@@ -54,6 +54,12 @@
 // Ping-pong hides the store but reads more for each product (tiles of 128 x 128 share less): held
 // at 700 W for 5 s, 18 finished 94.3% of cuBLAS's products at 1.32 GHz, 20 91.4%, where 14
 // finished 98.1% in the same call.
+//   23 to 25  14's kernel with stream-K over the whole        62.3% to 72.0%    (ranges under two
+//       product, so that each cluster's tiles end at a different                    tiles: 14 instead)
+//       moment (in groups of 8, in rows, without clusters)
+// Stream-K spreads the stores but loses the L2: the 66 clusters then work in 66 different places
+// of C at once, where the data-parallel order keeps them on a few rows and columns of tiles. Held
+// at 700 W, 23 finished 74.6% of cuBLAS's products at 1.45 GHz (and 14, in the same call, 97.8%).
 // Why the store costs so much (an estimate, not measured): all 132 blocks store their 128 KB at
 // the same moment, 17 MB a wave into the L2; at some 5 TB/s that is about 3.4 us, the time of 4
 // to 5 of a tile's 64 steps of k, about the 7 points the bound says the store costs.
@@ -366,6 +372,183 @@ void launch(const bfloat* a, const bfloat* b, float* c, int m, int k, int n)
     CUDA_CHECK(cudaLaunchKernelExC(&config, fn, arguments));
 }
 
+// ---- Stream-K (Osama et al., 2023) over the whole product, to spread the stores in time: cluster
+// c of C takes the steps of k [c W, (c + 1) W) of the list of all tiles' steps, W = tiles x
+// k_tiles / C, so each cluster's tile boundaries fall at a different moment. A cluster whose range
+// begins inside a tile computes that tile's last steps first and leaves them in a workspace; the
+// cluster that computes the tile's first steps, at the end of its own range, adds them in and
+// stores the tile. (Needs W of at least 2 tiles: the launcher says when it is not.)
+template <int CL_M, int GROUP_M>
+__global__ void __launch_bounds__(THREADS, 1)
+    streamk_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+                   const __grid_constant__ CUtensorMap c_map, int k_tiles, int tiles_m, int tiles_n,
+                   float* __restrict__ partial, int* flags, int epoch)
+{
+#if HOPPER_DEVICE_CODE
+    extern __shared__ unsigned char smem_raw[];
+    auto& smem = *reinterpret_cast<SharedStorage*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) / 1024 * 1024);
+    constexpr int STAGE_BYTES = (BM * BK + BK * BN) * sizeof(bfloat);
+    const uint32_t rank = CL_M > 1 ? cluster_rank() : 0;
+    const int cluster = static_cast<int>(blockIdx.x) / CL_M, clusters = static_cast<int>(gridDim.x) / CL_M;
+    const long long total = static_cast<long long>(tiles_m) * tiles_n * k_tiles;
+    const long long begin = total * cluster / clusters, end = total * (cluster + 1) / clusters;
+    const int warpgroup = threadIdx.x / 128;
+    auto origin = [&](int tile, int& row, int& col) {
+        int tm, tn;
+        dev::tile_at(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
+        row = (tm * CL_M + static_cast<int>(rank)) * BM;
+        col = tn * BN;
+    };
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbarrier_init(&smem.full[s], 1);
+            mbarrier_init(&smem.empty[s], CONSUMERS * 4 * CL_M);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    if constexpr (CL_M > 1) cluster_sync(); else __syncthreads();
+
+    if (warpgroup == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if (threadIdx.x == 0) {
+            int it = 0;
+            for (long long step = begin; step < end;) {
+                const int tile = static_cast<int>(step / k_tiles), t0 = static_cast<int>(step % k_tiles);
+                const int t1 = static_cast<int>(min(static_cast<long long>(k_tiles), t0 + (end - step)));
+                int row, col;
+                origin(tile, row, col);
+                for (int t = t0; t < t1; ++t, ++it) {
+                    const int s = it % STAGES;
+                    mbarrier_wait(&smem.empty[s], (it / STAGES + 1) % 2);
+                    mbarrier_arrive_expect_tx(&smem.full[s], STAGE_BYTES);
+                    tma_load(smem.a[s], &a_map, t * BK, row, &smem.full[s]);
+                    if constexpr (CL_M > 1) {
+                        for (int q = 2 * rank; q < 2 * rank + 2; ++q)
+                            tma_load_multicast(smem.b[s] + q * BK * 64, &b_map, col + q * 64, t * BK, &smem.full[s], 3);
+                    } else {
+                        for (int q = 0; q < BN / 64; ++q)
+                            tma_load(smem.b[s] + q * BK * 64, &b_map, col + q * 64, t * BK, &smem.full[s]);
+                    }
+                }
+                step += t1 - t0;
+            }
+        }
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+        const int consumer = warpgroup - 1;
+        const int lane = threadIdx.x % 32, me = threadIdx.x - 128;  // 0 to 255 among the consumers
+        auto release = [&](int s) {
+            if (lane != 0) return;
+            if constexpr (CL_M > 1) {
+                for (uint32_t r = 0; r < CL_M; ++r) mbarrier_arrive_in(&smem.empty[s], r);
+            } else {
+                asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(&smem.empty[s])) : "memory");
+            }
+        };
+        // This block's slot in the workspace, and the slot of the same rank in the next cluster.
+        const int slot = cluster * CL_M + static_cast<int>(rank), next = slot + CL_M;
+        float acc[BN / 2];
+        int it = 0;
+        for (long long step = begin; step < end;) {
+            const int tile = static_cast<int>(step / k_tiles), t0 = static_cast<int>(step % k_tiles);
+            const int t1 = static_cast<int>(min(static_cast<long long>(k_tiles), t0 + (end - step)));
+            int row0, col0;
+            origin(tile, row0, col0);
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+            for (int t = t0; t < t1; ++t, ++it) {
+                const int s = it % STAGES;
+                mbarrier_wait(&smem.full[s], (it / STAGES) % 2);
+                const uint64_t a_desc = desc_k_major(smem.a[s] + consumer * 64 * BK);
+                const uint64_t b_desc = desc_mn_major<false>(smem.b[s]);
+                wgmma_fence();
+#pragma unroll
+                for (int p = 0; p < BK / 16; ++p) wgmma_bf16(acc, a_desc + 2 * p, b_desc + 128 * p);
+                wgmma_commit();
+                wgmma_wait<1>();
+                if (t > t0) release((it - 1) % STAGES);
+            }
+            wgmma_wait<0>();
+            release((it - 1) % STAGES);
+            step += t1 - t0;
+            if (t0 > 0) {
+                // The tile's last steps, at the start of this range: left for the cluster before.
+                float* mine = partial + static_cast<long long>(slot) * (BN / 2) * 256;
+#pragma unroll
+                for (int r = 0; r < BN / 2; ++r) __stcg(mine + r * 256 + me, acc[r]);
+                __threadfence();
+                asm volatile("bar.sync 3, 256;" ::: "memory");
+                if (me == 0) asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(flags + slot), "r"(epoch) : "memory");
+                continue;
+            }
+            if (t1 < k_tiles) {
+                // The tile's first steps, at the end of this range: add the last ones, left by the
+                // next cluster at the start of its range.
+                if (me == 0) {
+                    int seen = 0;
+                    do {
+                        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(seen) : "l"(flags + next) : "memory");
+                    } while (seen != epoch);
+                }
+                asm volatile("bar.sync 3, 256;" ::: "memory");
+                const float* theirs = partial + static_cast<long long>(next) * (BN / 2) * 256;
+#pragma unroll
+                for (int r = 0; r < BN / 2; ++r) acc[r] += __ldcg(theirs + r * 256 + me);
+            }
+            store_through_smem<BN / 32>(acc, smem.out[consumer], &c_map, row0 + consumer * 64, col0, 1 + consumer);
+        }
+        if (threadIdx.x % 128 == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    }
+    if constexpr (CL_M > 1) cluster_sync();
+#endif
+}
+
+template <int CL_M, int GROUP_M>
+void launch_streamk(const bfloat* a, const bfloat* b, float* c, int m, int k, int n)
+{
+    const CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, k, BM);
+    const CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK);
+    const CUtensorMap c_map = workbook::tensor_map_swizzled(c, m, n, 64);
+    const int smem_bytes = sizeof(SharedStorage) + 1024;
+    const void* fn = reinterpret_cast<const void*>(streamk_kernel<CL_M, GROUP_M>);
+    CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+    int tiles_m = (m + CL_M * BM - 1) / (CL_M * BM), tiles_n = (n + BN - 1) / BN, k_tiles = (k + BK - 1) / BK;
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = CL_M;
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config{};
+    config.blockDim = dim3(THREADS);
+    config.dynamicSmemBytes = smem_bytes;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    static int fit = 0;
+    if (fit == 0) {
+        config.gridDim = dim3(CL_M);
+        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, fn, &config));
+        if (fit < 1) throw std::runtime_error("dev_wgmma_bf16: no cluster fits");
+    }
+    const long long tiles = static_cast<long long>(tiles_m) * tiles_n;
+    if (tiles < 2LL * fit)  // ranges shorter than two tiles: not handled here, the data-parallel kernel instead
+        return launch<CL_M, 1, GROUP_M, false, TMA>(a, b, c, m, k, n);
+    // The workspace: a tile's worth of sums per block, and a flag each, set to this launch's epoch.
+    static float* partial = nullptr;
+    static int* flags = nullptr;
+    static int epoch = 0;
+    if (partial == nullptr) {
+        CUDA_CHECK(cudaMalloc(&partial, sizeof(float) * fit * CL_M * (BN / 2) * 256));
+        CUDA_CHECK(cudaMalloc(&flags, sizeof(int) * fit * CL_M));
+        CUDA_CHECK(cudaMemset(flags, 0, sizeof(int) * fit * CL_M));
+    }
+    ++epoch;
+    config.gridDim = dim3(fit * CL_M);
+    void* arguments[] = {const_cast<CUtensorMap*>(&a_map), const_cast<CUtensorMap*>(&b_map),
+                         const_cast<CUtensorMap*>(&c_map), &k_tiles, &tiles_m, &tiles_n, &partial, &flags, &epoch};
+    CUDA_CHECK(cudaLaunchKernelExC(&config, fn, arguments));
+}
+
 // ---- Ping-pong (CUTLASS's KernelTmaWarpSpecializedPingpong): each consumer warpgroup owns whole
 // tiles of 128 x 128 (two m64n128 products a step of k, 128 accumulators), the block's tiles taken
 // in turn, so that one warpgroup stores its tile while the other's products run. The turns are
@@ -576,6 +759,9 @@ const std::vector<Version>& versions()
         {"18 in clusters of 2 along m sharing B", launch_pingpong<2, 8>},
         {"20 in groups of 4 cluster rows", launch_pingpong<2, 4>},
         {"20 in groups of 16 cluster rows", launch_pingpong<2, 16>},
+        {"14's kernel, stream-K over the whole product", launch_streamk<2, 8>},
+        {"23 in tile rows", launch_streamk<2, 0>},
+        {"23 without clusters", launch_streamk<1, 8>},
     };
     return all;
 }
