@@ -60,9 +60,14 @@
 // Stream-K spreads the stores but loses the L2: the 66 clusters then work in 66 different places
 // of C at once, where the data-parallel order keeps them on a few rows and columns of tiles. Held
 // at 700 W, 23 finished 74.6% of cuBLAS's products at 1.45 GHz (and 14, in the same call, 97.8%).
-// Why the store costs so much (an estimate, not measured): all 132 blocks store their 128 KB at
-// the same moment, 17 MB a wave into the L2; at some 5 TB/s that is about 3.4 us, the time of 4
-// to 5 of a tile's 64 steps of k, about the 7 points the bound says the store costs.
+//   26 to 28  14 with odd clusters half a tile late: each     82.2% to 95.1%    93.9% to 98.2%
+//       odd cluster computes the second half of its first tile
+//       first and its first half last (kept in a workspace by
+//       the same threads), so that neighbours store at different
+//       moments while they work on the same rows and columns
+// Held at 700 W, 26 finished 95.6% of cuBLAS's products, 14 98.8% in the same call. So spreading
+// the stores in time does not win the store's points back, as it did not in TF32 (step 5's
+// walkthrough): the store costs energy, not a moment of congestion.
 // So BF16 ends where TF32 did (step 5: 98%, 104% without its store): the same design as cuBLAS,
 // both held at the power limit, and the store of C the points between.
 // (A first bound that only passed the sums to an empty asm measured 126% to 137% at 553 W and
@@ -378,7 +383,7 @@ void launch(const bfloat* a, const bfloat* b, float* c, int m, int k, int n)
 // begins inside a tile computes that tile's last steps first and leaves them in a workspace; the
 // cluster that computes the tile's first steps, at the end of its own range, adds them in and
 // stores the tile. (Needs W of at least 2 tiles: the launcher says when it is not.)
-template <int CL_M, int GROUP_M>
+template <int CL_M, int GROUP_M, bool SKEW>
 __global__ void __launch_bounds__(THREADS, 1)
     streamk_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                    const __grid_constant__ CUtensorMap c_map, int k_tiles, int tiles_m, int tiles_n,
@@ -390,8 +395,35 @@ __global__ void __launch_bounds__(THREADS, 1)
     constexpr int STAGE_BYTES = (BM * BK + BK * BN) * sizeof(bfloat);
     const uint32_t rank = CL_M > 1 ? cluster_rank() : 0;
     const int cluster = static_cast<int>(blockIdx.x) / CL_M, clusters = static_cast<int>(gridDim.x) / CL_M;
+    // The pieces of tiles this cluster computes, in order: (tile, steps t0 to t1 of k).
+    //   stream-K: the steps [c W, (c + 1) W) of the list of all tiles' steps;
+    //   SKEW: the data-parallel list (tiles c, c + clusters, ...), but odd clusters begin with the
+    //   second half of their first tile and end with its first half, so that their tiles end half
+    //   a tile later than their neighbours' while they work on the same rows and columns of tiles.
     const long long total = static_cast<long long>(tiles_m) * tiles_n * k_tiles;
     const long long begin = total * cluster / clusters, end = total * (cluster + 1) / clusters;
+    const int own_tiles = cluster < tiles_m * tiles_n ? (tiles_m * tiles_n - cluster + clusters - 1) / clusters : 0;
+    const bool skewed = SKEW && cluster % 2 == 1 && own_tiles >= 2;
+    const int pieces = own_tiles + (skewed ? 1 : 0);
+    struct Piece {
+        int tile, t0, t1;
+    };
+    auto piece = [&](long long& at, Piece& p) {  // at: a step (stream-K) or a piece's number (SKEW)
+        if constexpr (SKEW) {
+            if (at >= pieces) return false;
+            const int g = static_cast<int>(at++);
+            const int j = skewed && g == pieces - 1 ? 0 : g;
+            p = {cluster + j * clusters, skewed && g == 0 ? k_tiles / 2 : 0,
+                 skewed && g == pieces - 1 ? k_tiles / 2 : k_tiles};
+        } else {
+            if (at >= end) return false;
+            p.tile = static_cast<int>(at / k_tiles);
+            p.t0 = static_cast<int>(at % k_tiles);
+            p.t1 = static_cast<int>(min(static_cast<long long>(k_tiles), p.t0 + (end - at)));
+            at += p.t1 - p.t0;
+        }
+        return true;
+    };
     const int warpgroup = threadIdx.x / 128;
     auto origin = [&](int tile, int& row, int& col) {
         int tm, tn;
@@ -413,12 +445,11 @@ __global__ void __launch_bounds__(THREADS, 1)
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
         if (threadIdx.x == 0) {
             int it = 0;
-            for (long long step = begin; step < end;) {
-                const int tile = static_cast<int>(step / k_tiles), t0 = static_cast<int>(step % k_tiles);
-                const int t1 = static_cast<int>(min(static_cast<long long>(k_tiles), t0 + (end - step)));
+            Piece p;
+            for (long long at = SKEW ? 0 : begin; piece(at, p);) {
                 int row, col;
-                origin(tile, row, col);
-                for (int t = t0; t < t1; ++t, ++it) {
+                origin(p.tile, row, col);
+                for (int t = p.t0; t < p.t1; ++t, ++it) {
                     const int s = it % STAGES;
                     mbarrier_wait(&smem.empty[s], (it / STAGES + 1) % 2);
                     mbarrier_arrive_expect_tx(&smem.full[s], STAGE_BYTES);
@@ -431,7 +462,6 @@ __global__ void __launch_bounds__(THREADS, 1)
                             tma_load(smem.b[s] + q * BK * 64, &b_map, col + q * 64, t * BK, &smem.full[s]);
                     }
                 }
-                step += t1 - t0;
             }
         }
     } else {
@@ -450,11 +480,11 @@ __global__ void __launch_bounds__(THREADS, 1)
         const int slot = cluster * CL_M + static_cast<int>(rank), next = slot + CL_M;
         float acc[BN / 2];
         int it = 0;
-        for (long long step = begin; step < end;) {
-            const int tile = static_cast<int>(step / k_tiles), t0 = static_cast<int>(step % k_tiles);
-            const int t1 = static_cast<int>(min(static_cast<long long>(k_tiles), t0 + (end - step)));
+        Piece p;
+        for (long long at = SKEW ? 0 : begin; piece(at, p);) {
+            const int t0 = p.t0, t1 = p.t1;
             int row0, col0;
-            origin(tile, row0, col0);
+            origin(p.tile, row0, col0);
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
             for (int t = t0; t < t1; ++t, ++it) {
@@ -471,12 +501,12 @@ __global__ void __launch_bounds__(THREADS, 1)
             }
             wgmma_wait<0>();
             release((it - 1) % STAGES);
-            step += t1 - t0;
             if (t0 > 0) {
                 // The tile's last steps, at the start of this range: left for the cluster before.
                 float* mine = partial + static_cast<long long>(slot) * (BN / 2) * 256;
 #pragma unroll
                 for (int r = 0; r < BN / 2; ++r) __stcg(mine + r * 256 + me, acc[r]);
+                if constexpr (SKEW) continue;  // read back by the same thread, at the end of this range
                 __threadfence();
                 asm volatile("bar.sync 3, 256;" ::: "memory");
                 if (me == 0) asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(flags + slot), "r"(epoch) : "memory");
@@ -485,14 +515,14 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (t1 < k_tiles) {
                 // The tile's first steps, at the end of this range: add the last ones, left by the
                 // next cluster at the start of its range.
-                if (me == 0) {
+                if (!SKEW && me == 0) {
                     int seen = 0;
                     do {
                         asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(seen) : "l"(flags + next) : "memory");
                     } while (seen != epoch);
                 }
-                asm volatile("bar.sync 3, 256;" ::: "memory");
-                const float* theirs = partial + static_cast<long long>(next) * (BN / 2) * 256;
+                if constexpr (!SKEW) asm volatile("bar.sync 3, 256;" ::: "memory");
+                const float* theirs = partial + static_cast<long long>(SKEW ? slot : next) * (BN / 2) * 256;
 #pragma unroll
                 for (int r = 0; r < BN / 2; ++r) acc[r] += __ldcg(theirs + r * 256 + me);
             }
@@ -504,14 +534,14 @@ __global__ void __launch_bounds__(THREADS, 1)
 #endif
 }
 
-template <int CL_M, int GROUP_M>
+template <int CL_M, int GROUP_M, bool SKEW = false>
 void launch_streamk(const bfloat* a, const bfloat* b, float* c, int m, int k, int n)
 {
     const CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, k, BM);
     const CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK);
     const CUtensorMap c_map = workbook::tensor_map_swizzled(c, m, n, 64);
     const int smem_bytes = sizeof(SharedStorage) + 1024;
-    const void* fn = reinterpret_cast<const void*>(streamk_kernel<CL_M, GROUP_M>);
+    const void* fn = reinterpret_cast<const void*>(streamk_kernel<CL_M, GROUP_M, SKEW>);
     CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
     int tiles_m = (m + CL_M * BM - 1) / (CL_M * BM), tiles_n = (n + BN - 1) / BN, k_tiles = (k + BK - 1) / BK;
     cudaLaunchAttribute attribute{};
@@ -531,7 +561,7 @@ void launch_streamk(const bfloat* a, const bfloat* b, float* c, int m, int k, in
         if (fit < 1) throw std::runtime_error("dev_wgmma_bf16: no cluster fits");
     }
     const long long tiles = static_cast<long long>(tiles_m) * tiles_n;
-    if (tiles < 2LL * fit)  // ranges shorter than two tiles: not handled here, the data-parallel kernel instead
+    if (!SKEW && tiles < 2LL * fit)  // ranges shorter than two tiles: not handled here, the data-parallel kernel instead
         return launch<CL_M, 1, GROUP_M, false, TMA>(a, b, c, m, k, n);
     // The workspace: a tile's worth of sums per block, and a flag each, set to this launch's epoch.
     static float* partial = nullptr;
@@ -762,6 +792,9 @@ const std::vector<Version>& versions()
         {"14's kernel, stream-K over the whole product", launch_streamk<2, 8>},
         {"23 in tile rows", launch_streamk<2, 0>},
         {"23 without clusters", launch_streamk<1, 8>},
+        {"14 with odd clusters half a tile late", launch_streamk<2, 8, true>},
+        {"26 in tile rows", launch_streamk<2, 0, true>},
+        {"26 without clusters", launch_streamk<1, 8, true>},
     };
     return all;
 }
