@@ -57,8 +57,9 @@
 //   23 to 25  14's kernel with stream-K over the whole        62.3% to 72.0%    (ranges under two
 //       product, so that each cluster's tiles end at a different                    tiles: 14 instead)
 //       moment (in groups of 8, in rows, without clusters)
-// Stream-K spreads the stores but loses the L2: the 66 clusters then work in 66 different places
-// of C at once, where the data-parallel order keeps them on a few rows and columns of tiles. Held
+// Stream-K spreads the stores, but the 66 clusters then work in 66 different places of C at once,
+// where the data-parallel order keeps them on a few rows and columns of tiles (not measured here:
+// how much more it reads from DRAM). Held
 // at 700 W, 23 finished 74.6% of cuBLAS's products at 1.45 GHz (and 14, in the same call, 97.8%).
 //   26 to 28  14 with odd clusters half a tile late: each     82.2% to 95.1%    93.9% to 98.2%
 //       odd cluster computes the second half of its first tile
