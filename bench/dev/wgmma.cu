@@ -139,6 +139,12 @@
 //                                      against cuBLAS's 12592 and 12528 at 1585 to 1592 MHz (98.5%, 99.0%)
 //   65  64 in groups of 8 tile rows    98.5% (100.4%); sustained 12432 at 1390 MHz (99.2%)
 //   (48 in the same calls: 97.7% (99.7%); sustained 12304 at 1382 MHz, 98.2%)
+//   66, 67  64 in groups of 4 and 16 tile rows   97.4%, 97.7% (98.7%, 98.7%); sustained 12112, 12192
+// A second call: 65 98.5% (98.8% at 2048), 48 97.6%; sustained, 65 12224 products at 1390 MHz
+// against cuBLAS's 12352 and 12240 at 1507 to 1526 MHz (99.0%, 99.9%). Nsight Compute at 4096, at
+// its held clock: cuBLAS 412.1 us, DRAM reads 293.7 MB, L2 2.32 GB; 48 403.2 us, 348.2 MB, 2.74 GB;
+// 65 402.2 us, 297.8 MB, 2.72 GB (66: 373.3 MB; 67: 348.2 MB). Groups of 8 bring DRAM's reads down
+// to cuBLAS's; the L2 still moves 17% more for this kernel.
 // Half a point to a point over the plain store, and still below cuBLAS at 4096.
 //
 // Version 48's kernel is lab 05's step 5 (solutions/05_tiled_matmul/persistent.cu, with its
@@ -1680,6 +1686,8 @@ const std::vector<Version>& versions()
         streamk<4, ADD_ROUND | PIPELINED | CLUSTER4>("63 62 in groups of 4 cluster rows"),
         streamk<0, ADD_ROUND | PIPELINED | CLUSTER2 | TMA_STORE_PAIRS>("64 48 storing by TMA, two 8 KB buffers a consumer"),
         streamk<8, ADD_ROUND | PIPELINED | CLUSTER2 | TMA_STORE_PAIRS>("65 64 in groups of 8 tile rows"),
+        streamk<4, ADD_ROUND | PIPELINED | CLUSTER2 | TMA_STORE_PAIRS>("66 64 in groups of 4 tile rows"),
+        streamk<16, ADD_ROUND | PIPELINED | CLUSTER2 | TMA_STORE_PAIRS>("67 64 in groups of 16 tile rows"),
     };
     return all;
 }
