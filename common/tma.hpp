@@ -21,9 +21,11 @@ namespace workbook {
 /// \param rows its rows (at least 1)
 /// \param cols its columns; TMA needs rows that are whole multiples of 16 bytes: a multiple of 4
 /// \param box_rows rows of a box, 1 to 256
+/// \param promotion how far the L2 widens each of TMA's reads (256 bytes unless told)
 /// \throws CudaError when the driver has no cuTensorMapEncodeTiled or refuses the map (the
 ///         message gives its CUresult and the sizes)
-CUtensorMap tensor_map_swizzled(const float* matrix, int rows, int cols, int box_rows);
+CUtensorMap tensor_map_swizzled(const float* matrix, int rows, int cols, int box_rows,
+                                CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 
 /// \brief The same for a row-major matrix of bfloat16: boxes of `box_rows` rows by 64 elements
 /// (128 bytes again), in the 128-byte swizzle.
@@ -31,7 +33,9 @@ CUtensorMap tensor_map_swizzled(const float* matrix, int rows, int cols, int box
 /// \param rows its rows (at least 1)
 /// \param cols its columns: a multiple of 8 (rows of whole 16-byte multiples)
 /// \param box_rows rows of a box, 1 to 256
+/// \param promotion how far the L2 widens each of TMA's reads (256 bytes unless told)
 /// \throws CudaError as for floats
-CUtensorMap tensor_map_swizzled(const __nv_bfloat16* matrix, int rows, int cols, int box_rows);
+CUtensorMap tensor_map_swizzled(const __nv_bfloat16* matrix, int rows, int cols, int box_rows,
+                                CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 
 }  // namespace workbook

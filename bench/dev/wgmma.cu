@@ -145,6 +145,11 @@
 // its held clock: cuBLAS 412.1 us, DRAM reads 293.7 MB, L2 2.32 GB; 48 403.2 us, 348.2 MB, 2.74 GB;
 // 65 402.2 us, 297.8 MB, 2.72 GB (66: 373.3 MB; 67: 348.2 MB). Groups of 8 bring DRAM's reads down
 // to cuBLAS's; the L2 still moves 17% more for this kernel.
+//   68, 69  65 with A's and B's TMA reads widened by the L2 to 128 bytes, or not at all, instead of
+//      256: 98.3%, 98.5% (99.0%, 98.8%; 65 98.3% (99.2%) in the same run); L2 traffic 2.71 GB (65)
+//      -> 2.50 and 2.51 GB, DRAM's reads the same 297.8 MB, 405 to 408 us at the held clock;
+//      sustained 12144 and 12176 products, 65 12144, cuBLAS 12336 and 12224 (98.4% to 99.6%).
+//      So part of the L2's 17% over cuBLAS was the widening, and taking it away changes nothing.
 // Half a point to a point over the plain store, and still below cuBLAS at 4096.
 //
 // Version 48's kernel is lab 05's step 5 (solutions/05_tiled_matmul/persistent.cu, with its
@@ -1175,6 +1180,9 @@ constexpr int SKEW_SPAN = 1 << 12;
 // TMA_STORE (42) instead had one 32 KB buffer that the two consumers filled in turn, each quarter
 // stored and read out before the next could be written.
 constexpr int TMA_STORE_PAIRS = 1 << 24;
+// PROMOTE_128, PROMOTE_NONE: A's and B's tensor maps ask the L2 to widen each TMA read to 128 bytes
+// or not at all, where every other version's maps widen them to 256 (common/tma's default).
+constexpr int PROMOTE_128 = 1 << 25, PROMOTE_NONE = 1 << 26;
 
 // Where blocks leave a tile's partial sums for the block that finishes it: one slot a block (a
 // block leaves at most one), and a flag a slot, set when the slot is written and cleared by its
@@ -1582,8 +1590,12 @@ template <int GROUP_M, int TWEAKS>
 void launch_streamk(const float* a, const float* b, float* c, int m, int k, int n)
 {
     if (k % 4 != 0 || n % 4 != 0) throw std::runtime_error("dev_wgmma: k and n must be multiples of 4");
-    const CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, k, TWEAKS & (CLUSTER2 | CLUSTER4) ? 128 : 256);
-    const CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK);
+    constexpr CUtensorMapL2promotion promotion = TWEAKS & PROMOTE_NONE  ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+                                                 : TWEAKS & PROMOTE_128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                                                        : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    const CUtensorMap a_map =
+        workbook::tensor_map_swizzled(a, m, k, TWEAKS & (CLUSTER2 | CLUSTER4) ? 128 : 256, promotion);
+    const CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK, promotion);
     static_assert(!((TWEAKS & STAGED_STORE) && (TWEAKS & TMA_STORE)), "the two stores share the scratch");
     constexpr int CL = TWEAKS & CLUSTER4 ? 4 : TWEAKS & CLUSTER2 ? 2 : 1;
     constexpr int CM = TWEAKS & CLUSTER4 ? 2 : 1, CN = CL / CM;
@@ -1688,6 +1700,8 @@ const std::vector<Version>& versions()
         streamk<8, ADD_ROUND | PIPELINED | CLUSTER2 | TMA_STORE_PAIRS>("65 64 in groups of 8 tile rows"),
         streamk<4, ADD_ROUND | PIPELINED | CLUSTER2 | TMA_STORE_PAIRS>("66 64 in groups of 4 tile rows"),
         streamk<16, ADD_ROUND | PIPELINED | CLUSTER2 | TMA_STORE_PAIRS>("67 64 in groups of 16 tile rows"),
+        streamk<8, ADD_ROUND | PIPELINED | CLUSTER2 | TMA_STORE_PAIRS | PROMOTE_128>("68 65 with L2 reads of 128 bytes"),
+        streamk<8, ADD_ROUND | PIPELINED | CLUSTER2 | TMA_STORE_PAIRS | PROMOTE_NONE>("69 65 with L2 reads unwidened"),
     };
     return all;
 }

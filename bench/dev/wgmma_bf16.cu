@@ -69,6 +69,9 @@
 // Held at 700 W, 26 finished 95.6% of cuBLAS's products, 14 98.8% in the same call. So spreading
 // the stores in time does not win the store's points back here, as it did not in TF32 (step 5's
 // walkthrough, blocks skewed in time: 70% to 82%).
+//   29, 30  14 with A's and B's TMA reads widened by the L2    99.2%, 99.0%      94.4%, 95.1%
+//       to 128 bytes, or not at all (256 elsewhere): L2 traffic
+//       1.38 GB (14) -> 1.26, 1.27 GB at 4096, DRAM's the same, no faster
 // So BF16 ends where TF32 did (step 5: 98%, 104% without its store): the same design as cuBLAS,
 // both held at the power limit, and the store of C the points between.
 // (A first bound that only passed the sums to an empty asm measured 126% to 137% at 553 W and
@@ -343,11 +346,12 @@ __global__ void __launch_bounds__(THREADS, 1)
 using Launch = void (*)(const bfloat*, const bfloat*, float*, int, int, int);
 
 // a: m x k, b: k x n, k and n multiples of 8 (TMA's 16-byte rows), n even (float2 stores).
-template <int CL_M, int CL_N, int GROUP_M, bool SWAP, int STORE = DIRECT, bool EVICT_FIRST = false>
+template <int CL_M, int CL_N, int GROUP_M, bool SWAP, int STORE = DIRECT, bool EVICT_FIRST = false,
+          CUtensorMapL2promotion PROMOTION = CU_TENSOR_MAP_L2_PROMOTION_L2_256B>
 void launch(const bfloat* a, const bfloat* b, float* c, int m, int k, int n)
 {
-    const CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, k, CL_N > 1 ? BM / 2 : BM);
-    const CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK);
+    const CUtensorMap a_map = workbook::tensor_map_swizzled(a, m, k, CL_N > 1 ? BM / 2 : BM, PROMOTION);
+    const CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK, PROMOTION);
     const CUtensorMap c_map = workbook::tensor_map_swizzled(c, m, n, 64);  // staging boxes: 64 rows x 32 floats
     const int smem_bytes = sizeof(SharedStorage) + 1024;
     const void* fn = reinterpret_cast<const void*>(kernel<CL_M, CL_N, GROUP_M, SWAP, STORE, EVICT_FIRST>);
@@ -796,6 +800,8 @@ const std::vector<Version>& versions()
         {"14 with odd clusters half a tile late", launch_streamk<2, 8, true>},
         {"26 in tile rows", launch_streamk<2, 0, true>},
         {"26 without clusters", launch_streamk<1, 8, true>},
+        {"14 with L2 reads of 128 bytes", launch<2, 1, 8, false, TMA, true, CU_TENSOR_MAP_L2_PROMOTION_L2_128B>},
+        {"14 with L2 reads unwidened", launch<2, 1, 8, false, TMA, true, CU_TENSOR_MAP_L2_PROMOTION_NONE>},
     };
     return all;
 }
