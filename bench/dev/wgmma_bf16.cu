@@ -59,8 +59,8 @@
 //       moment (in groups of 8, in rows, without clusters)
 // Stream-K spreads the stores, but the 66 clusters then work in 66 different places of C at once,
 // where the data-parallel order keeps them on a few rows and columns of tiles (not measured here:
-// how much more it reads from DRAM). Held
-// at 700 W, 23 finished 74.6% of cuBLAS's products at 1.45 GHz (and 14, in the same call, 97.8%).
+// how much more it reads from DRAM). Held at 700 W, 23 finished 74.6% of cuBLAS's products at
+// 1.45 GHz (and 14, in the same call, 97.8%).
 //   26 to 28  14 with odd clusters half a tile late: each     82.2% to 95.1%    93.9% to 98.2%
 //       odd cluster computes the second half of its first tile
 //       first and its first half last (kept in a workspace by
