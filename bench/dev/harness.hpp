@@ -14,12 +14,14 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -71,6 +73,55 @@ void cublas_product(const float* a, const float* b, float* c, int m, int k, int 
     const float one = 1.0f, zero = 0.0f;
     if (cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n) != CUBLAS_STATUS_SUCCESS)
         throw std::runtime_error("bench/dev: cublasSgemm failed");
+}
+
+// A launch of `kernel` in clusters of `cluster` blocks along x, `threads` a block, smem_bytes of
+// dynamic shared memory; its grid still to be set.
+inline cudaLaunchConfig_t cluster_config(int cluster, int threads, int smem_bytes, cudaLaunchAttribute& attribute)
+{
+    attribute = {};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = cluster;
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config{};
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem_bytes;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    return config;
+}
+
+// How many such clusters of `kernel` fit on the GPU at once: asked once per kernel.
+inline int clusters_that_fit(const void* kernel, int cluster, int threads, int smem_bytes)
+{
+    static std::map<const void*, int> fits;
+    int& fit = fits[kernel];
+    if (fit == 0) {
+        cudaLaunchAttribute attribute;
+        cudaLaunchConfig_t config = cluster_config(cluster, threads, smem_bytes, attribute);
+        config.gridDim = dim3(cluster);
+        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, kernel, &config));
+        if (fit < 1) throw std::runtime_error("bench/dev: not one cluster of the kernel fits on this GPU");
+    }
+    return fit;
+}
+
+// Launches kernel with `arguments` in clusters of `cluster` blocks along x: as many clusters as fit
+// on the GPU at once, or as there are (cluster) tiles. DEV_WGMMA_TELL=1 prints the first grid.
+inline void launch_in_clusters(const void* kernel, int cluster, int threads, int smem_bytes, int tiles,
+                               void** arguments)
+{
+    const int fit = clusters_that_fit(kernel, cluster, threads, smem_bytes);
+    cudaLaunchAttribute attribute;
+    cudaLaunchConfig_t config = cluster_config(cluster, threads, smem_bytes, attribute);
+    config.gridDim = dim3(std::min(fit, tiles) * cluster);
+    static bool told = false;
+    if (!told && std::getenv("DEV_WGMMA_TELL")) {
+        std::printf("    [%d clusters of %d fit; grid %u for %d tiles]\n", fit, cluster, config.gridDim.x, tiles);
+        told = true;
+    }
+    CUDA_CHECK(cudaLaunchKernelExC(&config, kernel, arguments));
 }
 
 // "1024,2048,4096" -> {1024, 2048, 4096}.
@@ -171,7 +222,7 @@ inline void check_and_time(int v, const Version& version, int width, const float
         std::printf("  %-3d %-*s WRONG, not timed:\n%s\n", v, width, version.name, comparison.report().c_str());
         return;
     }
-    if (const char* seconds = std::getenv("DEV_SUSTAIN_S")) 
+    if (const char* seconds = std::getenv("DEV_SUSTAIN_S"))
         sustain(std::atof(seconds), version.name, [&] { version.launch(a, b, c.data(), m, k, n); });
     const double cublas_now = ceiling(m, k, n);
     const Timing timing = time_gpu([&] { version.launch(a, b, c.data(), m, k, n); });

@@ -392,39 +392,6 @@ __global__ void __launch_bounds__(THREADS, 1)
 #endif
 }
 
-// Launches one of this file's persistent kernels over C's tiles of BM x (CLUSTER * BN), in
-// clusters of CLUSTER blocks along n: as many clusters as fit on the GPU at once (asked once per
-// kernel), or as there are tiles.
-// Launches kernel with `arguments` in clusters of `cluster` blocks along x: as many clusters as fit
-// on the GPU at once (asked once per kernel), or as there are (cluster) tiles.
-void launch_in_clusters(const void* kernel, int cluster, int smem_bytes, int tiles, void** arguments)
-{
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = cluster;
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    cudaLaunchConfig_t config{};
-    config.blockDim = dim3(THREADS);
-    config.dynamicSmemBytes = smem_bytes;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    static std::map<const void*, int> fits;
-    int& fit = fits[kernel];
-    if (fit == 0) {
-        config.gridDim = dim3(cluster);
-        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, kernel, &config));
-        if (fit < 1) throw std::runtime_error("dev_wgmma: not one cluster fits on this GPU");
-    }
-    config.gridDim = dim3(std::min(fit, tiles) * cluster);
-    static bool told = false;
-    if (!told && std::getenv("DEV_WGMMA_TELL")) {
-        std::printf("    [%d clusters of %d fit; grid %u for %d tiles]\n", fit, cluster, config.gridDim.x, tiles);
-        told = true;
-    }
-    CUDA_CHECK(cudaLaunchKernelExC(&config, kernel, arguments));
-}
-
 template <int BM, int CLUSTER>
 void launch_clustered(const void* kernel, int smem_bytes, const float* a, const float* b, float* c, int m, int k, int n)
 {
@@ -435,7 +402,7 @@ void launch_clustered(const void* kernel, int smem_bytes, const float* a, const 
     int tiles_m = (m + BM - 1) / BM, tiles_n = (n + CLUSTER * BN - 1) / (CLUSTER * BN);
     int k_tiles = (k + BK - 1) / BK;
     void* arguments[] = {&a_map, &b_map, &c, &m, &n, &k_tiles, &tiles_m, &tiles_n};
-    launch_in_clusters(kernel, CLUSTER, smem_bytes, tiles_m * tiles_n, arguments);
+    launch_in_clusters(kernel, CLUSTER, THREADS, smem_bytes, tiles_m * tiles_n, arguments);
 }
 
 template <int BM, int CLUSTER, int GROUP_M, bool OVERLAP, bool SPREAD = false, int TWEAKS = 0>
@@ -1614,7 +1581,7 @@ void launch_streamk(const float* a, const float* b, float* c, int m, int k, int 
     if constexpr (CL > 1) {
         void* arguments[] = {const_cast<CUtensorMap*>(&a_map), const_cast<CUtensorMap*>(&b_map),
                              const_cast<CUtensorMap*>(&c_map), &c, &m, &n, &k_tiles, &tiles_m, &tiles_n};
-        launch_in_clusters(reinterpret_cast<const void*>(kernel), CL, smem_bytes, tiles_m * tiles_n, arguments);
+        launch_in_clusters(reinterpret_cast<const void*>(kernel), CL, THREADS, smem_bytes, tiles_m * tiles_n, arguments);
         return;
     }
     const int grid = TWEAKS & EVERY_TILE ? sms : std::min(sms, tiles_m * tiles_n);

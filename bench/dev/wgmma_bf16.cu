@@ -359,27 +359,9 @@ void launch(const bfloat* a, const bfloat* b, float* c, int m, int k, int n)
     constexpr int CL = CL_M * CL_N;
     int tiles_m = (m + CL_M * BM - 1) / (CL_M * BM), tiles_n = (n + CL_N * BN - 1) / (CL_N * BN);
     int k_tiles = (k + BK - 1) / BK;
-    cudaLaunchAttribute cluster{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = CL;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
-    cudaLaunchConfig_t config{};
-    config.blockDim = dim3(THREADS);
-    config.dynamicSmemBytes = smem_bytes;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-    static int fit = 0;
-    if (fit == 0) {
-        config.gridDim = dim3(CL);
-        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, fn, &config));
-        if (fit < 1) throw std::runtime_error("dev_wgmma_bf16: no cluster fits");
-    }
-    config.gridDim = dim3(std::min(fit, tiles_m * tiles_n) * CL);
     void* arguments[] = {const_cast<CUtensorMap*>(&a_map), const_cast<CUtensorMap*>(&b_map),
-                         const_cast<CUtensorMap*>(&c_map), &c, &m, &n, &k_tiles,
-                         &tiles_m, &tiles_n};
-    CUDA_CHECK(cudaLaunchKernelExC(&config, fn, arguments));
+                         const_cast<CUtensorMap*>(&c_map), &c, &m, &n, &k_tiles, &tiles_m, &tiles_n};
+    dev::launch_in_clusters(fn, CL, THREADS, smem_bytes, tiles_m * tiles_n, arguments);
 }
 
 // ---- Stream-K (Osama et al., 2023) over the whole product, to spread the stores in time: cluster
@@ -549,22 +531,7 @@ void launch_streamk(const bfloat* a, const bfloat* b, float* c, int m, int k, in
     const void* fn = reinterpret_cast<const void*>(streamk_kernel<CL_M, GROUP_M, SKEW>);
     CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
     int tiles_m = (m + CL_M * BM - 1) / (CL_M * BM), tiles_n = (n + BN - 1) / BN, k_tiles = (k + BK - 1) / BK;
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = CL_M;
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    cudaLaunchConfig_t config{};
-    config.blockDim = dim3(THREADS);
-    config.dynamicSmemBytes = smem_bytes;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    static int fit = 0;
-    if (fit == 0) {
-        config.gridDim = dim3(CL_M);
-        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, fn, &config));
-        if (fit < 1) throw std::runtime_error("dev_wgmma_bf16: no cluster fits");
-    }
+    const int fit = dev::clusters_that_fit(fn, CL_M, THREADS, smem_bytes);
     const long long tiles = static_cast<long long>(tiles_m) * tiles_n;
     if (!SKEW && tiles < 2LL * fit)  // ranges shorter than two tiles: not handled here, the data-parallel kernel instead
         return launch<CL_M, 1, GROUP_M, false, TMA>(a, b, c, m, k, n);
@@ -578,10 +545,9 @@ void launch_streamk(const bfloat* a, const bfloat* b, float* c, int m, int k, in
         CUDA_CHECK(cudaMemset(flags, 0, sizeof(int) * fit * CL_M));
     }
     ++epoch;
-    config.gridDim = dim3(fit * CL_M);
     void* arguments[] = {const_cast<CUtensorMap*>(&a_map), const_cast<CUtensorMap*>(&b_map),
                          const_cast<CUtensorMap*>(&c_map), &k_tiles, &tiles_m, &tiles_n, &partial, &flags, &epoch};
-    CUDA_CHECK(cudaLaunchKernelExC(&config, fn, arguments));
+    dev::launch_in_clusters(fn, CL_M, THREADS, smem_bytes, fit, arguments);  // every cluster that fits
 }
 
 // ---- Ping-pong (CUTLASS's KernelTmaWarpSpecializedPingpong): each consumer warpgroup owns whole
@@ -721,26 +687,9 @@ void launch_pingpong(const bfloat* a, const bfloat* b, float* c, int m, int k, i
     CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
     int tiles_m = (m + CLM * pp::TM - 1) / (CLM * pp::TM), tiles_n = (n + pp::TN - 1) / pp::TN;
     int k_tiles = (k + BK - 1) / BK;
-    cudaLaunchAttribute cluster{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = CLM;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
-    cudaLaunchConfig_t config{};
-    config.blockDim = dim3(THREADS);
-    config.dynamicSmemBytes = smem_bytes;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-    static int fit = 0;
-    if (fit == 0) {
-        config.gridDim = dim3(CLM);
-        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, fn, &config));
-        if (fit < 1) throw std::runtime_error("dev_wgmma_bf16: no cluster fits");
-    }
-    config.gridDim = dim3(std::min(fit, tiles_m * tiles_n) * CLM);
     void* arguments[] = {const_cast<CUtensorMap*>(&a_map), const_cast<CUtensorMap*>(&b_map),
                          const_cast<CUtensorMap*>(&c_map), &k_tiles, &tiles_m, &tiles_n};
-    CUDA_CHECK(cudaLaunchKernelExC(&config, fn, arguments));
+    dev::launch_in_clusters(fn, CLM, THREADS, smem_bytes, tiles_m * tiles_n, arguments);
 }
 
 cublasHandle_t cublas()
