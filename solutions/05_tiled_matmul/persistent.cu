@@ -218,7 +218,9 @@ __global__ void __launch_bounds__(THREADS, 1)
 {
 #if HOPPER_DEVICE_CODE
     extern __shared__ unsigned char smem_raw[];
-    auto& smem = *reinterpret_cast<SharedStorage<BM>*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) / 1024 * 1024);
+    // Pointer arithmetic on the array itself, never on its address as an integer: the compiler then
+    // still knows that smem is in shared memory, and reads it with LDS instead of generic loads.
+    auto& smem = *reinterpret_cast<SharedStorage<BM>*>(smem_raw + (1024 - smem_addr(smem_raw) % 1024) % 1024);
     constexpr int STAGE_BYTES = (BM * BK + BK * BN) * sizeof(float);  // all of A's tile lands, half from the peer
     constexpr int A_PART = BM / CLUSTER;                               // rows of A's tile this block fetches
     const uint32_t rank = cluster_rank();
