@@ -185,8 +185,9 @@
 // each run starts from the GPU's clock after an L2 flush. Nsight Compute at its held clock: 79
 // 400.2 us, cuBLAS 412.6 us.
 //
-// Version 48's kernel is lab 05's step 5 (solutions/05_tiled_matmul/persistent.cu, with its
-// skeleton, checker, buggy variants and walkthrough). The rest is not graded: a version that passes
+// Version 48's kernel, reading B with LDS as 76 to 81 do (since 2026-11-28), is lab 05's step 5
+// (solutions/05_tiled_matmul/persistent.cu, with its skeleton, checker, buggy variants and
+// walkthrough). The rest is not graded: a version that passes
 // 100% at 4096 moves there in its place (issue 41).
 #include "common/buffers.hpp"
 #include "common/check.hpp"
