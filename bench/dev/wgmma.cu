@@ -1206,6 +1206,14 @@ constexpr int SHARED_SPACE = 1 << 29;
 // lane r arriving on block r's barrier, where the others have lane 0 arrive once a block in turn.
 constexpr int ONE_ARRIVE = 1 << 30;
 
+// The cluster a version's tweaks ask for, read by the kernel and its launcher alike: blocks in
+// all, and how many of them lie along m (the rest lie along n).
+__host__ __device__ constexpr int blocks_a_cluster(int tweaks)
+{
+    return tweaks & CLUSTER4 ? 4 : tweaks & (CLUSTER2 | CLUSTER2M) ? 2 : 1;
+}
+__host__ __device__ constexpr int cluster_blocks_along_m(int tweaks) { return tweaks & (CLUSTER4 | CLUSTER2M) ? 2 : 1; }
+
 // Where blocks leave a tile's partial sums for the block that finishes it: one slot a block (a
 // block leaves at most one), and a flag a slot, set when the slot is written and cleared by its
 // reader (so every launch starts with the flags clear).
@@ -1260,8 +1268,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 #if HOPPER_DEVICE_CODE
     constexpr int BM = 256;
     constexpr bool SPLIT = (TWEAKS & STREAM_K) != 0, EVERY = (TWEAKS & EVERY_TILE) != 0;
-    constexpr int CL = TWEAKS & CLUSTER4 ? 4 : TWEAKS & (CLUSTER2 | CLUSTER2M) ? 2 : 1;  // blocks a cluster
-    constexpr int CM = TWEAKS & (CLUSTER4 | CLUSTER2M) ? 2 : 1, CN = CL / CM;             // along m, along n
+    constexpr int CL = blocks_a_cluster(TWEAKS), CM = cluster_blocks_along_m(TWEAKS), CN = CL / CM;
     constexpr bool SKEWED = (TWEAKS & SKEW) != 0;
     static_assert(!(SPLIT && CL > 1), "stream-K is written for blocks alone");
     static_assert(!(SPLIT && SKEWED), "one way of splitting at a time");
@@ -1634,8 +1641,7 @@ void launch_streamk(const float* a, const float* b, float* c, int m, int k, int 
         workbook::tensor_map_swizzled(a, m, k, TWEAKS & (CLUSTER2 | CLUSTER4) ? 128 : 256, promotion);
     const CUtensorMap b_map = workbook::tensor_map_swizzled(b, k, n, BK, promotion);
     static_assert(!((TWEAKS & STAGED_STORE) && (TWEAKS & TMA_STORE)), "the two stores share the scratch");
-    constexpr int CL = TWEAKS & CLUSTER4 ? 4 : TWEAKS & (CLUSTER2 | CLUSTER2M) ? 2 : 1;
-    constexpr int CM = TWEAKS & (CLUSTER4 | CLUSTER2M) ? 2 : 1, CN = CL / CM;
+    constexpr int CL = blocks_a_cluster(TWEAKS), CM = cluster_blocks_along_m(TWEAKS), CN = CL / CM;
     static_assert(!((TWEAKS & TMA_STORE_PAIRS) && (TWEAKS & (STAGED_STORE | TMA_STORE | SKEW))),
                   "one store through the scratch; and SKEW reads bits 12 and up");
     const CUtensorMap c_map = workbook::tensor_map_swizzled(c, m, n, TWEAKS & TMA_STORE_PAIRS ? 32 : 256);
