@@ -516,7 +516,7 @@ const char* const kImplementationNotes =
     "\"lab 06 vector add\": \"lab 01's kernel with the block size of the threads column\", "
     "\"lab 05 tensor cores\": \"256 x 128 per block of 8 warps (64 x 64 of 4 warps on small matrices), 64 x 64 per warp in m16n8k8 TF32 mma.sync, ldmatrix, 4 TMA stages of 32 along k in the 128-byte swizzle, each refilled by the last warp done with it\", "
     "\"lab 05 wgmma\": \"256 x 128 per block (128 or 64 x 128 when that leaves SMs idle): a producer warpgroup issuing TMA, two consumer warpgroups issuing wgmma m64nNk8 TF32, 4 mbarrier stages of 32 along k, 128-byte swizzle\", "
-    "\"lab 05 persistent\": \"one block an SM, each taking 256 x 128 tile after tile, in clusters of 2 that share A's tile by TMA multicast; the wgmma register operand loaded a step of 8 ahead, two commit groups left running; B rounded by an integer add\", "
+    "\"lab 05 persistent\": \"one block an SM, each taking 256 x 128 tile after tile, in clusters of 2 that share A's tile by TMA multicast; the wgmma register operand loaded a step of 8 ahead, two commit groups left running; B truncated by the tensor core as A is, a stage freed in both blocks by one arrive a warp\", "
     "\"lab 05 split TF32\": \"FP32's accuracy from three TF32 products: each input split into a TF32 head and tail by one pass over memory, then lab 05 persistent on the copies, one product of 3k terms\", "
     "\"cuBLAS SGEMM\": \"cublasSgemm, FP32 with TF32 off: the ceiling at that size\", "
     "\"cuBLAS TF32\": \"cublasSgemm with CUBLAS_TF32_TENSOR_OP_MATH: inputs rounded to TF32, FP32 sums\", "
