@@ -202,6 +202,30 @@ inline void sustain(double seconds, const char* name, const std::function<void()
     std::printf("  [sustained: %s from %s to %s, %d runs]\n", name, from.c_str(), wall_clock().c_str(), runs);
 }
 
+// DEV_SHORT_S=S: the version timed as the bench times it (time_gpu: an L2 flush before each run,
+// 15 runs, the median), again and again for S seconds, its window printed on the wall clock. Beside
+// nvidia-smi's log it says at which clock the version runs in that regime, where the GPU spends
+// part of each run's time flushing and waiting, and the median of the medians is a steadier
+// figure than one timing.
+inline void short_timed(double seconds, const char* name, const std::function<void()>& launch)
+{
+    using clock = std::chrono::steady_clock;
+    const std::string from = wall_clock();
+    std::vector<double> medians;
+    for (const auto end = clock::now() + std::chrono::duration<double>(seconds); clock::now() < end;)
+        medians.push_back(workbook::time_gpu(launch).ms.median);
+    std::sort(medians.begin(), medians.end());
+    // The host's time to launch, for a gap between the start event and the kernel: under the L2
+    // flush's time before it (about 35 us on an H100), the GPU never waits for the launch.
+    const auto launched = clock::now();
+    for (int i = 0; i < 20; ++i) launch();
+    const double host_us = std::chrono::duration<double, std::micro>(clock::now() - launched).count() / 20;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::printf("  [short-timed: %s from %s to %s, %zu timings, median %.4f ms, lowest %.4f, host %.1f us a launch]\n",
+                name, from.c_str(), wall_clock().c_str(), medians.size(), medians[medians.size() / 2], medians.front(),
+                host_us);
+}
+
 // Version v at m x k x n: one run into a poisoned C (NaN: an element never written fails) checked
 // against the reference, then, if right or a bound, timed beside cuBLAS timed again just before it
 // (a GPU that has warmed up clocks lower, and each ratio is taken at the same temperature as its
@@ -224,6 +248,8 @@ inline void check_and_time(int v, const Version& version, int width, const float
     }
     if (const char* seconds = std::getenv("DEV_SUSTAIN_S"))
         sustain(std::atof(seconds), version.name, [&] { version.launch(a, b, c.data(), m, k, n); });
+    if (const char* seconds = std::getenv("DEV_SHORT_S"))
+        short_timed(std::atof(seconds), version.name, [&] { version.launch(a, b, c.data(), m, k, n); });
     const double cublas_now = ceiling(m, k, n);
     const Timing timing = time_gpu([&] { version.launch(a, b, c.data(), m, k, n); });
     const double gflops = timing.giga_per_second(2.0 * m * k * n);
