@@ -69,7 +69,7 @@ from reports import write_reports
 from results import Lab, practice_line, practice_of
 from screen import TestPrinter, next_step, print_device, print_scores, print_slurm_hint
 from skeletons import not_started_sentence
-from timeouts import (PROFILE_ALLOWANCE, REFERENCE_TIMEOUT, TIMEOUT_FACTOR, TIMEOUT_FLOOR,
+from timeouts import (REFERENCE_TIMEOUT, TIMEOUT_FACTOR, TIMEOUT_FLOOR, allowance,
                       load_reference_times, reference_stamp, remember_reference_times)
 
 # Re-exported: grade_class.py, grade_task.py, expect_rejected.py, their tests and
@@ -477,11 +477,10 @@ def skip_unfinished(lab, problem):
 
 def test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log):
     """Seconds each test may take: --timeout if given, else from the reference's own times; a
-    performance test also gets the time to explain a slow kernel with Nsight Compute."""
-    def allowance(test):
-        return PROFILE_ALLOWANCE if "performance" in test.name else 0.0
+    performance test also gets the time to explain a slow kernel with Nsight Compute, and a
+    compute-sanitizer test the time of a stalled tool run (timeouts.allowance)."""
     if args.timeout:
-        return lambda test: args.timeout + allowance(test)
+        return lambda test: args.timeout + allowance(test.name)
     if args.solutions:
         return REFERENCE_TIMEOUT  # the reference is what is being timed
     entry = load_reference_times(trusted_build_dir).get(lab.id)
@@ -511,7 +510,7 @@ def test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
     if args.verbose:
         print("  " + said)
     return lambda test: (max(TIMEOUT_FLOOR, TIMEOUT_FACTOR * seconds.get(test.name, REFERENCE_TIMEOUT))
-                         + allowance(test))
+                         + allowance(test.name))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -13,6 +13,19 @@ TIMEOUT_FACTOR = 10        # a test may take this many times the reference solut
 TIMEOUT_FLOOR = 20.0       # ...and never less than this many seconds
 REFERENCE_TIMEOUT = 300.0  # while the reference solution itself is timed
 PROFILE_ALLOWANCE = 150.0  # more for a performance test: a slow kernel is explained by two ncu runs
+# More for a compute-sanitizer test: its tool run, started early beside other labs' (four at a
+# time), has stalled on correct kernels for 7 to 74 s (lab 05 step 4's racecheck, cause unknown;
+# docs/grading.md). A stall must cost time, not a correct kernel's points.
+SANITIZER_ALLOWANCE = 150.0
+
+
+def allowance(test_name):
+    """Seconds a test gets beyond its timeout for the tool runs it may wait on."""
+    if "performance" in test_name:
+        return PROFILE_ALLOWANCE
+    if "compute-sanitizer" in test_name:
+        return SANITIZER_ALLOWANCE
+    return 0.0
 
 
 def reference_cache(trusted_build_dir):

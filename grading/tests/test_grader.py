@@ -21,6 +21,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "driver"))
 import grade  # noqa: E402
+import timeouts  # noqa: E402
 import support  # noqa: E402  (fake_checker_command_line)
 
 FAKE = None  # the fake checker binary, set from --fake
@@ -219,6 +220,40 @@ class FaultsCostOnlyTheirOwnTest(GraderTest):
         self.assertLess(time.monotonic() - started, 15.0)
         self.assertEqual(results["passes"].status, "failed")
         self.assertIn("timed out", results["passes"].output)
+
+
+class Timeouts(GraderTest):
+    """A test's time limit: ten times the reference's own time, at least 20 s, and more for the
+    tool runs a test may wait on."""
+
+    def timeouts(self, reference_seconds, timeout=None):
+        """test_timeouts for a lab whose reference took `reference_seconds` ({test: s}) on this
+        GPU, kept as grade.py keeps them; --timeout `timeout` if given."""
+        trusted = os.path.join(self.tmp, "check_01_fake")
+        open(trusted, "w").close()
+        device = {"device": "a fake GPU"}
+        cache = timeouts.reference_cache(self.tmp)
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        with open(cache, "w") as f:
+            json.dump({"01_fake": {"stamp": grade.reference_stamp(trusted, device), "seconds": reference_seconds}}, f)
+        args = argparse.Namespace(timeout=timeout, solutions=False, verbose=False)
+        return grade.test_timeouts(grade.Lab("01_fake", "fake.cu"), trusted, self.tmp, {}, device, args, io.StringIO())
+
+    def test_a_sanitizer_test_may_wait_out_a_stalled_tool_run(self):
+        # Lab 05 step 4's racecheck run has stalled for up to 74 s on the solution, whose test
+        # takes 0.5 s: the floor alone (20 s) would fail a correct kernel.
+        limit = self.timeouts({"fake: compute-sanitizer racecheck": 0.5, "fake: correct at 100": 0.5,
+                               "fake: performance against the reference": 1.0})
+        self.assertGreaterEqual(limit(grade.Test("fake: compute-sanitizer racecheck", 0, 1)), 74 + 20)
+        self.assertEqual(limit(grade.Test("fake: correct at 100", 1)), grade.TIMEOUT_FLOOR)
+        self.assertEqual(limit(grade.Test("fake: performance against the reference", 3)),
+                         grade.TIMEOUT_FLOOR + timeouts.PROFILE_ALLOWANCE)
+
+    def test_the_allowances_apply_under_a_timeout_given_on_the_command_line(self):
+        limit = self.timeouts({}, timeout=5.0)
+        self.assertEqual(limit(grade.Test("fake: correct at 100", 1)), 5.0)
+        self.assertEqual(limit(grade.Test("fake: compute-sanitizer memcheck", 0, 1)),
+                         5.0 + timeouts.SANITIZER_ALLOWANCE)
 
 
 class CheckersStartedAhead(GraderTest):
