@@ -211,9 +211,11 @@ inline void short_timed(double seconds, const char* name, const std::function<vo
 {
     using clock = std::chrono::steady_clock;
     const std::string from = wall_clock();
-    std::vector<double> medians;
-    for (const auto end = clock::now() + std::chrono::duration<double>(seconds); clock::now() < end;)
+    std::vector<double> medians;  // at least one timing, whatever S is: the line below reads them
+    const auto end = clock::now() + std::chrono::duration<double>(seconds);
+    do {
         medians.push_back(workbook::time_gpu(launch).ms.median);
+    } while (clock::now() < end);
     std::sort(medians.begin(), medians.end());
     // The host's time to launch, for a gap between the start event and the kernel: under the L2
     // flush's time before it (about 35 us on an H100), the GPU never waits for the launch.
