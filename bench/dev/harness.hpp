@@ -25,6 +25,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace dev {
@@ -57,6 +58,18 @@ struct Version {
     bool bound = false;  // a bound, not a product: timed without a check
 };
 
+// DEV_SMS=N: the persistent versions launch at most N blocks (0 or unset: one an SM). With fewer
+// SMs busy the GPU stays below its power limit at its highest clock, so that versions' power can
+// be set side by side at one clock: the energy a product each costs. DEV_CUBLAS_SMS=N asks the
+// same of cuBLAS as a version (61), by cublasSetSmCountTarget; cuBLAS then picks other kernels
+// (2026-11-28: 13% slower than step 5's design on 40 SMs, at more power), so that its figures
+// there are not the same design's.
+inline int dev_sms()
+{
+    static const int sms = std::getenv("DEV_SMS") ? std::atoi(std::getenv("DEV_SMS")) : 0;
+    return sms;
+}
+
 // cuBLAS itself as a version (a Launch): SGEMM, or in TF32 on the tensor cores, for its own error
 // beside the versions' and for DEV_SUSTAIN_S's window. Row-major C = A·B is column-major
 // C^T = B^T A^T. One handle for each math mode, made at the first call.
@@ -68,6 +81,9 @@ void cublas_product(const float* a, const float* b, float* c, int m, int k, int 
         if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS ||
             cublasSetMathMode(h, TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS)
             throw std::runtime_error("bench/dev: cuBLAS could not be set up");
+        const char* sms = std::getenv("DEV_CUBLAS_SMS");
+        if (sms && cublasSetSmCountTarget(h, std::atoi(sms)) != CUBLAS_STATUS_SUCCESS)
+            throw std::runtime_error("bench/dev: cuBLAS would not take DEV_CUBLAS_SMS");
         return h;
     }();
     const float one = 1.0f, zero = 0.0f;
@@ -115,7 +131,9 @@ inline void launch_in_clusters(const void* kernel, int cluster, int threads, int
     const int fit = clusters_that_fit(kernel, cluster, threads, smem_bytes);
     cudaLaunchAttribute attribute;
     cudaLaunchConfig_t config = cluster_config(cluster, threads, smem_bytes, attribute);
-    config.gridDim = dim3(std::min(fit, tiles) * cluster);
+    int clusters = std::min(fit, tiles);
+    if (dev_sms() > 0) clusters = std::max(1, std::min(clusters, dev_sms() / cluster));
+    config.gridDim = dim3(clusters * cluster);
     static bool told = false;
     if (!told && std::getenv("DEV_WGMMA_TELL")) {
         std::printf("    [%d clusters of %d fit; grid %u for %d tiles]\n", fit, cluster, config.gridDim.x, tiles);
@@ -228,6 +246,29 @@ inline void short_timed(double seconds, const char* name, const std::function<vo
                 host_us);
 }
 
+// DEV_COOL_S=S: the version and cuBLAS TF32 timed as published H100 kernels are (P. Shankhdhar's
+// fast.cu: S seconds idle first, "to avoid thermal throttling", then 8 runs back to back between
+// two events, no L2 flush), cuBLAS then the version, three rounds. From rest the GPU starts at its
+// highest clock and a few milliseconds of work do not bring it to its power limit: the regime in
+// which work a clock cycle counts, where the bench's timing (after warm-ups) measures at the limit.
+inline void cool_start(double seconds, const char* name, const std::function<void()>& launch,
+                       const std::function<void()>& cublas)
+{
+    auto burst = [&](const std::function<void()>& f) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+        workbook::TimingOptions once;
+        once.warmup = 0;
+        once.repetitions = 1;
+        once.flush_l2 = false;
+        return workbook::time_gpu([&] { for (int i = 0; i < 8; ++i) f(); }, once).ms.median / 8;
+    };
+    for (int round = 0; round < 3; ++round) {
+        const double theirs = burst(cublas), ours = burst(launch);
+        std::printf("  [cool-start: %s, round %d: cuBLAS %.4f ms, this %.4f ms, %.1f%%]\n", name, round + 1, theirs,
+                    ours, 100.0 * theirs / ours);
+    }
+}
+
 // Version v at m x k x n: one run into a poisoned C (NaN: an element never written fails) checked
 // against the reference, then, if right or a bound, timed beside cuBLAS timed again just before it
 // (a GPU that has warmed up clocks lower, and each ratio is taken at the same temperature as its
@@ -252,6 +293,9 @@ inline void check_and_time(int v, const Version& version, int width, const float
         sustain(std::atof(seconds), version.name, [&] { version.launch(a, b, c.data(), m, k, n); });
     if (const char* seconds = std::getenv("DEV_SHORT_S"))
         short_timed(std::atof(seconds), version.name, [&] { version.launch(a, b, c.data(), m, k, n); });
+    if (const char* seconds = std::getenv("DEV_COOL_S"))
+        cool_start(std::atof(seconds), version.name, [&] { version.launch(a, b, c.data(), m, k, n); },
+                   [&] { cublas_product<true>(a, b, c.data(), m, k, n); });
     const double cublas_now = ceiling(m, k, n);
     const Timing timing = time_gpu([&] { version.launch(a, b, c.data(), m, k, n); });
     const double gflops = timing.giga_per_second(2.0 * m * k * n);

@@ -219,6 +219,42 @@
 // cuBLAS's. The host takes 4 to 6 us to launch them (cuBLAS 13 to 48), under the flush's 35 us:
 // no gap in the timed region.
 //
+// Versions 89 to 91 (2026-11-28, the third session that day; H100 80 GB HBM3, two calls, each a
+// fresh machine), as % of cuBLAS TF32 at 4096 (at 2048); each passed its check at 1000 x 996 x 868,
+// 2048 and 4096:
+//   89  83 reading B 8 bytes a row (PAIR_B)                         99.3%, 99.8%, 99.9%, 99.5%, 99.5%,
+//                                                                   100.2% (100.5%)
+//   90  83 without its store (a bound)                              103.2% (107.8%)
+//   91  83 without clusters (each block loads all of A)             99.0% (102.4%)
+//   (83 in the same calls: 99.5%, 101.1%, 99.5%, 91.8% once, 99.8%, 100.2%; cuBLAS against itself
+//   99.4% to 100.8%)
+// In the bench's regime (DEV_SHORT_S=3: the median of the medians timed in 3 s) cuBLAS took 0.3833
+// to 0.3897 ms over seven windows, 83 0.3916 to 0.3993 and 89 0.3918 to 0.3989 over four each: the
+// middle of each set puts 83 at 98.3% of cuBLAS's speed and 89 at 98.6%. The GPU sat at its
+// software power cap throughout (680 to 688 W), cuBLAS at 1.59 to 1.64 GHz, these two at 1.55 to
+// 1.56.
+// On 128 SMs (DEV_SMS=128: 64 clusters, so that the 256 cluster tiles at 4096 are exactly 4 waves,
+// as the 128-SM grid of P. Shankhdhar's fast.cu has it) nothing changes: 83 0.3974 and 0.3989 ms,
+// 89 0.3942 and 0.3980, at the same 1.555 GHz. On 120 SMs the clock rises to 1.69 GHz and the
+// fifth wave costs 14% (0.4535 ms).
+// Energy a product below the power limit (DEV_SMS=40: 20 clusters on 40 SMs, the GPU at 1980 MHz
+// and 561 to 578 W, no limit reached; sustained 4 s each, the products counted):
+//   83 4128 products at 563 W, 89 4144 at 562 W (0.6% less energy a product), 90 4256 at 561 W
+//   (3.3% less: the store), 91 4160 at 578 W (1.9% more: each block reading all of A from the L2).
+// (On 66 SMs all five reach the cap, 698 W at 1.74 to 1.78 GHz: 83 and 89 6416 products, 90 6608,
+// 91 6352.) cuBLAS asked for 40 SMs (DEV_CUBLAS_SMS) is no comparison: it then runs other kernels,
+// 3664 products at 597 W.
+// The SASS side by side (Nsight Compute's source page, H100, 4096): cuBLAS's consumer loop is this
+// kernel's instruction for instruction. For each k tile, 16 32-bit LDS of B's fragments, four
+// WARPGROUP.ARRIVE, four HGMMA.64x256x8.F32.TF32 each followed by WARPGROUP.DEPBAR.LE gsb0, 0x2
+// (two groups left running), one TRYWAIT on the next stage's full barrier, and one remote arrive
+// (SYNCS.ARRIVE.TRANS64.RED) to free a stage; 5 TMA loads a stage (UTMALDG, 327680 in all for
+// both). cuBLAS computes B's addresses by XOR (LOP3), this kernel by LEA; 64.5 M warp instructions
+// for cuBLAS, 57.9 M for 83. Where they differ: cuBLAS's waits sleep (TRYWAIT, then NANOSLEEP.SYNCS
+// 0x989680 until the barrier moves: 1.34 M sleeps), where 83's producer polls (YIELD, TRYWAIT,
+// BRA: 739 thousand times); 88's hinted wait, the same form as cuBLAS's, measured no different.
+// So the last one to two points at 4096 are not in any count this program can take.
+
 // Version 48's kernel, reading B with LDS as 76 to 81 do (since 2026-11-28), is lab 05's step 5
 // (solutions/05_tiled_matmul/persistent.cu, with its skeleton, checker, buggy variants and
 // walkthrough); since the session after, it also hands B to the tensor core unrounded and frees a
@@ -1273,7 +1309,12 @@ constexpr int ONE_ARRIVE = 1 << 30;
 // WAIT_HINT: every mbarrier wait passes try_wait a suspend-time hint of 10 ms (CUTLASS's
 // ClusterBarrier::wait does), so that a waiting thread sleeps in the hardware until the phase
 // completes instead of waking, after the default time limit, to ask again.
-constexpr int SNAKE_K = 1, EVICT_C = 2, SPREAD_B = 4, WAIT_HINT = 8;
+// PAIR_B (with TMA_STORE_PAIRS): wgmma's left-operand rows g and g + 8 of a warp stand for two
+// neighbouring columns of C (j and j + 1), where step 4's order gives them columns 8 apart. The
+// rows of the product may stand for any columns, if the store puts each value back in its column;
+// neighbours lie in one 16-byte chunk of the swizzled tile, so that a lane reads both of a row of
+// k with one 8-byte LDS (half the reads), and writes both into the store's buffer with one.
+constexpr int SNAKE_K = 1, EVICT_C = 2, SPREAD_B = 4, WAIT_HINT = 8, PAIR_B = 16;
 
 // mbarrier_wait with try_wait's suspend-time hint (WAIT_HINT).
 __device__ inline void mbarrier_wait_hinted(uint64_t* bar, int parity)
@@ -1363,7 +1404,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     static_assert(!(SPLIT && CL > 1), "stream-K is written for blocks alone");
     static_assert(!(SPLIT && SKEWED), "one way of splitting at a time");
     static_assert(!((EXTRA & SNAKE_K) && (SPLIT || SKEWED)), "backwards k loops are written for whole tiles");
-    static_assert(!(EXTRA & (EVICT_C | SPREAD_B)) || (TWEAKS & TMA_STORE_PAIRS) != 0, "both need the TMA store");
+    static_assert(!(EXTRA & (EVICT_C | SPREAD_B | PAIR_B)) || (TWEAKS & TMA_STORE_PAIRS) != 0, "these need the TMA store");
+    static_assert(!((EXTRA & SPREAD_B) && (EXTRA & PAIR_B)), "one order of columns at a time");
     const uint32_t rank = CL > 1 ? cluster_rank() : 0;
     const int rn = static_cast<int>(rank) % CN, rm = static_cast<int>(rank) / CN;  // the block's place in it
     extern __shared__ unsigned char smem_raw[];
@@ -1455,8 +1497,9 @@ __global__ void __launch_bounds__(THREADS, 1)
         const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
         // The lane's two columns of the tile, j and j + dj (as in step 4: j + 8).
         const int j = EXTRA & SPREAD_B ? consumer * 64 + warp / 2 * 32 + lane / 16 * 16 + warp % 2 * 8 + lane / 4 % 4
+                      : EXTRA & PAIR_B ? consumer * 64 + warp * 16 + 2 * (lane / 4)
                                        : consumer * 64 + warp * 16 + lane / 4;
-        constexpr int dj = EXTRA & SPREAD_B ? 4 : 8;
+        constexpr int dj = EXTRA & SPREAD_B ? 4 : EXTRA & PAIR_B ? 1 : 8;
         const int kk = lane % 4;
         const int id = threadIdx.x - 128;  // 0 to 255 among the consumers
         // The add is written in asm volatile so that it stays before the wgmma.fence it feeds:
@@ -1509,6 +1552,19 @@ __global__ void __launch_bounds__(THREADS, 1)
                 // next k tile, when its last group is.
                 uint32_t left[BK / 8][4];
                 auto load = [&](int s, int p) {
+                    if constexpr (EXTRA & PAIR_B) {  // (row, j) and (row, j + 1): one 8-byte read a row
+                        const float* tile = smem.b[s];
+                        auto at = [&](int row) {  // b_tile_at's place of (row, j)
+                            return reinterpret_cast<const float2*>(
+                                tile + j / 32 * (BK * 32) + row * 32 + (((j % 32) / 4) ^ (row % 8)) * 4 + j % 4);
+                        };
+                        const float2 low = *at(p * 8 + kk), high = *at(p * 8 + kk + 4);
+                        left[p][0] = tf32(low.x);
+                        left[p][1] = tf32(low.y);
+                        left[p][2] = tf32(high.x);
+                        left[p][3] = tf32(high.y);
+                        return;
+                    }
                     left[p][0] = tf32(b_tile_at(smem.b[s], p * 8 + kk, j));
                     left[p][1] = tf32(b_tile_at(smem.b[s], p * 8 + kk, j + dj));
                     left[p][2] = tf32(b_tile_at(smem.b[s], p * 8 + kk + 4, j));
@@ -1635,14 +1691,24 @@ __global__ void __launch_bounds__(THREADS, 1)
                     if (leader) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
                     asm volatile("bar.sync %0, 128;" ::"r"(6 + consumer) : "memory");
 #pragma unroll
-                    for (int g = 4 * round; g < 4 * round + 4; ++g)
-#pragma unroll
-                        for (int h = 0; h < 2; ++h)
+                    for (int g = 4 * round; g < 4 * round + 4; ++g) {
+                        if constexpr (EXTRA & PAIR_B) {  // columns x and x + 1: one 8-byte write a row
 #pragma unroll
                             for (int e = 0; e < 2; ++e) {
-                                const int r = 8 * (g - 4 * round) + 2 * (lane % 4) + e, col = x + dj * h;
-                                box[r * 32 + ((col / 4) ^ (r % 8)) * 4 + col % 4] = acc[4 * g + 2 * h + e];
+                                const int r = 8 * (g - 4 * round) + 2 * (lane % 4) + e;
+                                *reinterpret_cast<float2*>(&box[r * 32 + ((x / 4) ^ (r % 8)) * 4 + x % 4]) =
+                                    make_float2(acc[4 * g + e], acc[4 * g + 2 + e]);
                             }
+                        } else {
+#pragma unroll
+                            for (int h = 0; h < 2; ++h)
+#pragma unroll
+                                for (int e = 0; e < 2; ++e) {
+                                    const int r = 8 * (g - 4 * round) + 2 * (lane % 4) + e, col = x + dj * h;
+                                    box[r * 32 + ((col / 4) ^ (r % 8)) * 4 + col % 4] = acc[4 * g + 2 * h + e];
+                                }
+                        }
+                    }
                     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
                     asm volatile("bar.sync %0, 128;" ::"r"(6 + consumer) : "memory");
                     if (leader) {
@@ -1764,7 +1830,8 @@ void launch_streamk(const float* a, const float* b, float* c, int m, int k, int 
         launch_in_clusters(reinterpret_cast<const void*>(kernel), CL, THREADS, smem_bytes, tiles_m * tiles_n, arguments);
         return;
     }
-    const int grid = TWEAKS & EVERY_TILE ? sms : std::min(sms, tiles_m * tiles_n);
+    int grid = TWEAKS & EVERY_TILE ? sms : std::min(sms, tiles_m * tiles_n);
+    if (dev_sms() > 0 && !(TWEAKS & (STREAM_K | EVERY_TILE | SKEW))) grid = std::min(grid, dev_sms());
     kernel<<<grid, THREADS, smem_bytes>>>(a_map, b_map, c_map, c, m, n, k_tiles, tiles_m, tiles_n);
     CUDA_CHECK(cudaGetLastError());
 }
@@ -1869,6 +1936,10 @@ const std::vector<Version>& versions()
         streamk<8, RAW_B | PIPELINED | CLUSTER2 | TMA_STORE_PAIRS | SHARED_SPACE | ONE_ARRIVE | PROMOTE_NONE, SNAKE_K | EVICT_C | SPREAD_B>("86 83 with B's reads spread over 32 banks"),
         streamk<8, RAW_B | PIPELINED | CLUSTER2 | TMA_STORE_PAIRS | SHARED_SPACE | ONE_ARRIVE | PROMOTE_NONE, SPREAD_B>("87 81 with B's reads spread over 32 banks"),
         streamk<8, RAW_B | PIPELINED | CLUSTER2 | TMA_STORE_PAIRS | SHARED_SPACE | ONE_ARRIVE | PROMOTE_NONE, SNAKE_K | EVICT_C | SPREAD_B | WAIT_HINT>("88 86 waiting with a suspend-time hint"),
+        streamk<8, RAW_B | PIPELINED | CLUSTER2 | TMA_STORE_PAIRS | SHARED_SPACE | ONE_ARRIVE | PROMOTE_NONE, SNAKE_K | EVICT_C | PAIR_B>("89 83 reading B 8 bytes a row (PAIR_B)"),
+        streamk<8, NO_STORE | RAW_B | PIPELINED | CLUSTER2 | TMA_STORE_PAIRS | SHARED_SPACE | ONE_ARRIVE | PROMOTE_NONE, SNAKE_K | EVICT_C>("90 83 without its store (a bound)"),
+        streamk<8, RAW_B | PIPELINED | TMA_STORE_PAIRS | SHARED_SPACE | PROMOTE_NONE, SNAKE_K | EVICT_C>("91 83 without clusters (each block loads all of A)"),
+        streamk<0, RAW_B | PIPELINED | CLUSTER2 | SHARED_SPACE | ONE_ARRIVE>("92 lab 05's step 5 as a version (78 unrounded, one arrive)"),
     };
     return all;
 }
