@@ -254,6 +254,13 @@
 // 0x989680 until the barrier moves: 1.34 M sleeps), where 83's producer polls (YIELD, TRYWAIT,
 // BRA: 739 thousand times); 88's hinted wait, the same form as cuBLAS's, measured no different.
 // So the last one to two points at 4096 are not in any count this program can take.
+//   92  lab 05's step 5 as a version (78 unrounded, one arrive)       98.5% (100.1%, 99.5%)
+// Timed as fast.cu times (DEV_COOL_S=5: 5 s idle, then 8 runs back to back, no flush; cuBLAS, then
+// the version, three rounds; one call, H100): cuBLAS against itself 101.0%, 104.4%, 99.0%; 92
+// (step 5) 100.9%, 101.1%, 100.1%; 83 103.7%, 101.9%, 101.9%. From rest the clock has not come down
+// to the power limit, and there the work done in each cycle decides: both pass cuBLAS, by less
+// than cuBLAS's own spread from round to round. (At 2048 the 8 runs take 0.4 ms and cuBLAS's launches,
+// 13 to 48 us each on the host, no longer keep the GPU busy: 116% and 121%, a figure of launches.)
 
 // Version 48's kernel, reading B with LDS as 76 to 81 do (since 2026-11-28), is lab 05's step 5
 // (solutions/05_tiled_matmul/persistent.cu, with its skeleton, checker, buggy variants and
