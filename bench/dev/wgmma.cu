@@ -226,8 +226,8 @@
 //                                                                   100.2% (100.5%)
 //   90  83 without its store (a bound)                              103.2% (107.8%)
 //   91  83 without clusters (each block loads all of A)             99.0% (102.4%)
-//   (83 in the same calls: 99.5%, 101.1%, 99.5%, 91.8% once, 99.8%, 100.2%; cuBLAS against itself
-//   99.4% to 100.8%)
+//   (83 in the same calls: 99.5%, 101.1%, 99.5%, 91.8% once, 99.8%, 99.5%, 100.2%; cuBLAS against
+//   itself 99.4% to 100.8%; the 89s and 83s on 128 SMs (below) among them)
 // In the bench's regime (DEV_SHORT_S=3: the median of the medians timed in 3 s) cuBLAS took 0.3833
 // to 0.3897 ms over seven windows, 83 0.3916 to 0.3993 and 89 0.3918 to 0.3989 over four each: the
 // middle of each set puts 83 at 98.3% of cuBLAS's speed and 89 at 98.6%. The GPU sat at its
