@@ -47,6 +47,7 @@ class Lab:
         self.tests = []
         self.problem = ""        # a lab-level failure: compile error, no GPU, ...
         self.not_started = ""    # "not started: ..." when the file is still as handed out
+        self.unmatched = ""      # grade.py's --test, when it matched none of the lab's tests: not run
         self.log_path = ""
 
     # Bonus points are earned beyond the total: a lab is "12/12 +2/2 bonus".

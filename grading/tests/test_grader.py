@@ -145,6 +145,27 @@ class ListingAndCleanRun(GraderTest):
         self.assertEqual(started, [], "no checker is started ahead for a lab with nothing to run")
         self.assertEqual(processes_of(FAKE), [])
 
+    def test_a_part_with_no_test_of_the_filter_is_named_once_and_not_scored(self):
+        # Without a GPU no lab heading is printed: each part says which it is, once, and neither
+        # the summary nor the reports list it as 0/0.
+        labs = [grade.Lab("01_fake", "fake.cu"), grade.Lab("02_fake", "fake.cu")]
+        bin_dir = self.fake_build(labs)
+        args = argparse.Namespace(no_build=True, timeout=5.0, verbose=False, test="no such test", solutions=True,
+                                  variant=None)
+        device = {"ok": False, "message": "no CUDA device found"}
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            grade.grade_labs(labs, grade.Run(os.path.dirname(bin_dir), os.path.dirname(bin_dir), args, device, {},
+                                             self.tmp))
+            grade.report(labs, args, device, 1, self.tmp, 1.0)
+        lines = out.getvalue().splitlines()
+        for lab in labs:
+            named = [line for line in lines if line.startswith("Lab %s %s" % (lab.number, lab.title))]
+            self.assertEqual(named, ["Lab %s %s: no test matches --test 'no such test'" % (lab.number, lab.title)])
+        self.assertNotIn("  no test of this part matches --test 'no such test'", lines)
+        with open(os.path.join(self.tmp, "report.html")) as html:
+            self.assertNotIn("Lab 01 fake", html.read())
+
     def test_clean_run_reports_each_test_as_it_ran(self):
         problem, results = self.grade_fake()
         self.assertEqual(problem, "")
