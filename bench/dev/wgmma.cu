@@ -1691,6 +1691,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                 float* buffers = scratch + consumer * 2 * 2048;  // [2 buffers][2 boxes][32 x 32]
                 const bool leader = threadIdx.x % 128 == 0;
                 const int x = j % 32;  // the lane's column in its box (and x + dj)
+                // Where (row r, column col) of a 32 x 32 box lies in its 128-byte swizzle, as TMA reads it.
+                auto swizzled = [](int r, int col) { return r * 32 + ((col / 4) ^ (r % 8)) * 4 + col % 4; };
 #pragma unroll
                 for (int round = 0; round < BM / 32; ++round) {
                     float* buffer = buffers + (round % 2) * 2048;
@@ -1703,7 +1705,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
                             for (int e = 0; e < 2; ++e) {
                                 const int r = 8 * (g - 4 * round) + 2 * (lane % 4) + e;
-                                *reinterpret_cast<float2*>(&box[r * 32 + ((x / 4) ^ (r % 8)) * 4 + x % 4]) =
+                                *reinterpret_cast<float2*>(&box[swizzled(r, x)]) =
                                     make_float2(acc[4 * g + e], acc[4 * g + 2 + e]);
                             }
                         } else {
@@ -1712,7 +1714,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
                                 for (int e = 0; e < 2; ++e) {
                                     const int r = 8 * (g - 4 * round) + 2 * (lane % 4) + e, col = x + dj * h;
-                                    box[r * 32 + ((col / 4) ^ (r % 8)) * 4 + col % 4] = acc[4 * g + 2 * h + e];
+                                    box[swizzled(r, col)] = acc[4 * g + 2 * h + e];
                                 }
                         }
                     }
