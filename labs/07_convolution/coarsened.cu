@@ -2,7 +2,7 @@
 //
 // The same convolution as convolution.cu (a correlation with zero padding, odd k up to MAX_K).
 // Each thread computes a block of 8 rows x 4 columns of outputs, and a block of 32 x 4 threads a
-// 32 x 128 tile. A thread walks down the 8 + 2r input rows its outputs need, one row at a time:
+// tile of 32 rows x 128 columns. A thread walks down the 8 + 2r input rows its outputs need, one row at a time:
 // it loads the 4 + 2r inputs of that row into registers, with 16-byte loads straight from
 // global memory, and uses each of them for every output of its block that needs it, up to k
 // rows x 4 columns of them. So each input row is read once per thread instead of once per mask
