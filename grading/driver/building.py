@@ -88,7 +88,9 @@ def build_up_front(build_dir, trusted_build_dir, labs, suffix):
     Returns whether everything built: if not, grade_lab builds each lab again, and a lab that
     does not compile gets its own errors."""
     started = time.monotonic()
-    print("building the checkers...", end=" ", flush=True)
+    first = not all(os.path.exists(os.path.join(d, "bin", checker_target(lab, s)))
+                    for lab in labs for d, s in ((trusted_build_dir, "_solution"), (build_dir, suffix)))
+    print("building the checkers%s..." % (" (the first time: a few minutes)" if first else ""), end=" ", flush=True)
     ok = run_quiet(build_checkers_command(trusted_build_dir, labs, "_solution")).returncode == 0
     if (build_dir, suffix) != (trusted_build_dir, "_solution"):
         ok = run_quiet(build_checkers_command(build_dir, labs, suffix)).returncode == 0 and ok

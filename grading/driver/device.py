@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 from building import build, compiler_errors
 
@@ -33,13 +34,32 @@ def cmake_architectures():
     return ";".join("%s%s-real" % cap for cap in caps)
 
 
+def first_build_estimate():
+    """How long the first build of device_query takes here, roughly: 184 s on 2 cores (measured on
+    a fresh clone of the handout), and about proportionally less on more."""
+    cores = max(1, len(os.sched_getaffinity(0)))
+    minutes = 3.0 * 2 / cores
+    if minutes >= 1.5:
+        return "%d minutes on %d cores" % (round(minutes), cores)
+    return "a minute or less on %d cores" % cores
+
+
 def probe_device(build_dir, no_build=False):
     """Runs device_query once: the GPU's facts and ceilings (copy, cuBLAS SGEMM and TF32), measured
     once and shared by every checker instead of once per lab. With no_build, a device_query
     already built is used as it is."""
     query = os.path.join(build_dir, "bin", "device_query")
     if not (no_build and os.path.exists(query)):
+        # The first build also compiles the workbook's common library, which every checker links:
+        # minutes, said before it starts so that a first run does not look stuck.
+        first = not os.path.exists(query)
+        if first:
+            print("building the device query, which measures this GPU's ceilings, and the workbook's "
+                  "common library (the first time only: about %s)..." % first_build_estimate(), end=" ", flush=True)
+        started = time.monotonic()
         ok, output = build(build_dir, "device_query")
+        if first:
+            print("done (%.0f s)" % (time.monotonic() - started) if ok else "failed", flush=True)
         if not ok:
             sys.exit("could not build device_query:\n" + compiler_errors(output))
     r = subprocess.run([query, "--sgemm"], stdout=subprocess.PIPE,

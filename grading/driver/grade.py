@@ -67,7 +67,7 @@ from checker_process import (EXIT_NO_DEVICE, HeldChecker, adopt_leftovers, list_
 from device import probe_device
 from reports import write_reports
 from results import Lab, practice_line, practice_of
-from screen import TestPrinter, next_step, print_device, print_scores, print_slurm_hint
+from screen import TestPrinter, next_step, print_device, print_no_device_verdict, print_scores
 from skeletons import not_started_sentence
 from timeouts import (REFERENCE_TIMEOUT, TIMEOUT_FACTOR, TIMEOUT_FLOOR, allowance,
                       load_reference_times, reference_stamp, remember_reference_times)
@@ -101,9 +101,7 @@ def main(argv=None):
         print("EXPECTED FULL MARKS")
     if args.expect == "zero" and status == 1:
         print("EXPECTED EVERY TEST TO FAIL, but some passed: a test that cannot fail is a defect")
-    if status == EXIT_NO_DEVICE:
-        print_slurm_hint(args)
-    return status
+    return status  # with no GPU, the verdict (print_no_device_verdict) named Slurm's command
 
 
 def parse_args(argv):
@@ -169,6 +167,11 @@ def report(labs, args, device, seed, out_dir, seconds):
     nothing to run was named by the run, and is left out here: listed as 0/0 it would read as a
     lab that ran and scored nothing."""
     ran = [lab for lab in labs if not lab.unmatched]
+    if not device.get("ok"):
+        # No GPU: one verdict, no score. The reports are still written (every test skipped).
+        write_reports(out_dir, ran, seed, device, seconds, getattr(args, "allow_practice", False))
+        print_no_device_verdict(ran, device, args)
+        return
     print_scores(ran)
     written = write_reports(out_dir, ran, seed, device, seconds, getattr(args, "allow_practice", False))
     print("Reports: %s, logs in %s/" % (", ".join("%s/%s" % (out_dir, name) for name in written), out_dir))

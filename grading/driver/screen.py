@@ -104,8 +104,29 @@ def print_device(device, args):
               % (device["device"], device["copy_gbs"], sgemm,
                  ", in TF32 %.0f GFLOP/s" % tf32 if tf32 > 0 else ""))
     else:
-        print("%s\nEvery GPU test is skipped: nothing is graded." % device.get("message"))
+        print("No usable CUDA GPU here (%s): the checkers are still built, so that a compile error "
+              "shows, but no test runs." % device.get("message", "no CUDA device found"))
         print_slurm_hint(args)
+
+
+def print_no_device_verdict(labs, device, args):
+    """The last words of a run with no usable GPU, instead of the scores: nothing was graded, so
+    there is no score to give (a "Score: 0/16" would read as sixteen points lost). Names the labs
+    with a problem of their own (a missing file, a compile error, shown above) and where to find
+    a GPU."""
+    print("")
+    print("No usable CUDA GPU here: nothing was graded, so there is no score.")
+    print("  why: %s" % device.get("message", "no CUDA device found"))
+    problems = [lab for lab in labs if lab.problem and lab.problem != device.get("message")]
+    for lab in problems:
+        print("  lab %s (%s) %s" % (lab.number, lab.title, lab.problem.splitlines()[0].rstrip(":")))
+    if labs and not problems:
+        print("  Every lab built%s." % ("" if getattr(args, "no_build", False) else " without a compile error"))
+    print("  To grade, run the same command where there is an NVIDIA GPU (compute capability 7.5 or newer):")
+    print("    - Google Colab's free T4: open docs/colab.ipynb in Colab (README.md says how);")
+    print("    - a Slurm cluster, from its login node: %s RUNNER=slurm;" % make_command(args))
+    print("    - a machine of your own with an NVIDIA GPU, its driver and the CUDA toolkit.")
+    sys.stdout.flush()
 
 
 def print_scores(labs):
@@ -174,11 +195,12 @@ def print_slurm_hint(args):
 
 def make_command(args):
     """The make command of this grade run: make check LAB=NN, or make grade and its variables."""
-    if args.verbose and args.lab:
-        words = ["make check", "LAB=" + args.lab]
+    lab, seed = getattr(args, "lab", None), getattr(args, "seed", None)
+    if getattr(args, "verbose", False) and lab:
+        words = ["make check", "LAB=" + lab]
     else:
-        words = ["make grade"] + (["LAB=" + args.lab] if args.lab else [])
-        words += ["SUBMISSION=" + args.submission] if args.submission else []
-    words += ["SOLUTIONS=1"] if args.solutions else []
-    words += ["SEED=%d" % args.seed] if args.seed is not None else []
+        words = ["make grade"] + (["LAB=" + lab] if lab else [])
+        words += ["SUBMISSION=" + args.submission] if getattr(args, "submission", None) else []
+    words += ["SOLUTIONS=1"] if getattr(args, "solutions", False) else []
+    words += ["SEED=%d" % seed] if seed is not None else []
     return " ".join(words)

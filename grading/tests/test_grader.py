@@ -385,6 +385,46 @@ class NoDevice(GraderTest):
         self.assertEqual(lab.score, 0)
 
 
+    def test_without_a_device_the_run_ends_with_one_verdict_and_no_score(self):
+        # A fresh clone on a machine with no GPU: "Score: 0/16" beside "nothing is graded" read as
+        # sixteen points lost. The run ends with the verdict instead, names a lab that did not
+        # compile, says where to find a GPU, and still writes the reports (every test skipped).
+        skipped, broken = grade.Lab("01_fake", "fake.cu"), grade.Lab("02_broken", "broken.cu")
+        skipped.tests = [grade.Test("a", 3), grade.Test("b", 1)]
+        grade.skip_without_device(skipped, {"ok": False, "message": NO_DEVICE})
+        broken.tests = [grade.Test("c", 2)]
+        grade.fail_every_test(broken, "does not compile, so every test scores 0:\nbroken.cu:1: error: oops")
+        args = argparse.Namespace(verbose=True, lab="01", test=None, solutions=False, variant=None, seed=None,
+                                  submission=None)
+        device = {"ok": False, "message": NO_DEVICE}
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            grade.report([skipped, broken], args, device, 1, self.tmp, 1.0)
+        printed = out.getvalue()
+        self.assertNotIn("Score:", printed)
+        self.assertNotIn("0/3", printed, "no lab's score either")
+        self.assertIn("No usable CUDA GPU here: nothing was graded, so there is no score.", printed)
+        self.assertIn(NO_DEVICE, printed)
+        self.assertIn("lab 02 (broken) does not compile", printed)
+        self.assertIn("docs/colab.ipynb", printed)
+        self.assertIn("make check LAB=01 RUNNER=slurm", printed)
+        self.assertEqual(grade.exit_status([skipped, broken], device, args), grade.EXIT_NO_DEVICE)
+        with open(os.path.join(self.tmp, "results.json")) as f:
+            self.assertEqual(json.load(f)["score"], 0)
+
+    def test_with_a_device_the_run_ends_with_the_score(self):
+        lab = grade.Lab("01_fake", "fake.cu")
+        lab.tests = [grade.Test("a", 3)]
+        lab.tests[0].status = "passed"
+        args = argparse.Namespace(verbose=False, lab=None, test=None, solutions=True, variant=None, seed=None,
+                                  submission=None)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            grade.report([lab], args, {"ok": True}, 1, self.tmp, 1.0)
+        self.assertIn("Score: 3/3", out.getvalue())
+        self.assertNotIn("No usable CUDA GPU", out.getvalue())
+
+
 class Reports(GraderTest):
     def labs(self):
         """Three labs: one clean run, one skipped for want of a GPU, one that did not compile."""
