@@ -32,6 +32,9 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "docs"))
+
+from md_filter import walkthrough_of  # noqa: E402  (which page of the book walks a lab part through)
 EXIT_SKIPPED = 77
 INSTALL = "apt-get install doxygen graphviz python3-matplotlib doxygen-awesome-css"
 # The theme: where Debian's doxygen-awesome-css package puts it, and the stylesheets the book
@@ -159,7 +162,8 @@ def existing_paths_only(config, tags=("INPUT", "EXAMPLE_PATH")):
 
 def lab_pages_missing():
     """What the book lacks of labs.json, the one list of labs: each lab's walkthrough
-    (labs/DIR/README.md, its page) and, in it, a snippet of each of its parts' files."""
+    (labs/DIR/README.md, its page), each part's page (md_filter.walkthrough_of: its own
+    labs/DIR/STEM.md, or the README) and, in that page, a snippet of the part's file."""
     with open(os.path.join(ROOT, "labs.json"), encoding="utf-8") as f:
         labs = json.load(f)["labs"]
     problems = []
@@ -168,13 +172,27 @@ def lab_pages_missing():
         if not os.path.exists(readme):
             problems.append("labs.json names %s, but %s is missing" % (lab["id"], os.path.relpath(readme, ROOT)))
             continue
-        with open(readme, encoding="utf-8") as f:
+        page = walkthrough_of(lab["dir"], lab["source"])
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
             text = f.read()
         shown = "labs/%s/%s" % (lab["dir"], lab["source"]), "solutions/%s/%s" % (lab["dir"], lab["source"])
         if not any(path in text for path in shown):
-            problems.append("%s's walkthrough shows no code of its part %s (no snippet of %s)"
-                            % (lab["dir"], lab["id"], " or ".join(shown)))
+            problems.append("%s, the page of %s, shows no code of it (no snippet of %s)"
+                            % (page, lab["id"], " or ".join(shown)))
     return problems
+
+
+def lab_step_pages():
+    """The further pages of the labs, labs/DIR/PAGE.md beside a README.md (a page a step, in a lab
+    of several parts), which Doxygen's INPUT (README.md and *.hpp under labs/) would not read."""
+    found = []
+    for lab_dir in sorted(os.listdir(os.path.join(ROOT, "labs"))):
+        folder = os.path.join(ROOT, "labs", lab_dir)
+        if not os.path.exists(os.path.join(folder, "README.md")):
+            continue
+        found += ["labs/%s/%s" % (lab_dir, name) for name in sorted(os.listdir(folder))
+                  if name.endswith(".md") and name != "README.md"]
+    return found
 
 
 def main(argv=None):
@@ -223,6 +241,7 @@ def main(argv=None):
         # The benchmarks page is written into the build folder; stripping that folder keeps
         # its directories (build/docs/bench, or /tmp/...) out of the book's list of files.
         'INPUT += "%s"' % bench_page,
+        *['INPUT += "%s"' % page for page in lab_step_pages()],
         'STRIP_FROM_PATH += "%s"' % bench,
         'FILTER_PATTERNS = "*.md=%s"' % filter_cmd,
         'DOT_PATH = "%s"' % os.path.dirname(dot),

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The walkthroughs' tables of tests, generated from the checkers' own test lists.
 
-Each lab part of labs.json has, in its walkthrough labs/<dir>/README.md, a table of its
-checker's tests and their points between two markers:
+Each lab part of labs.json has, in its walkthrough (labs/<dir>/<stem>.md where the part's file
+labs/<dir>/<stem>.cu has a page of its own, else labs/<dir>/README.md: walkthrough_of in
+docs/md_filter.py), a table of its checker's tests and their points between two markers:
 
     <!-- checker-table: 05_warp_tiling begin -->
     | test | points |
@@ -28,8 +29,10 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "grading", "driver"))
+sys.path.insert(0, os.path.join(ROOT, "docs"))
 
 from checker_process import list_tests  # noqa: E402  (the grader's own reading of the list)
+from md_filter import walkthrough_of  # noqa: E402  (which page walks each lab part through)
 
 GENERATED = "generated from the checker's test list by docs/checker_tables.py: edit the checker, then run it"
 
@@ -93,7 +96,7 @@ def main():
         part = lab["id"]
         if args.lab and part not in args.lab:
             continue
-        path = os.path.join(ROOT, "labs", lab["dir"], "README.md")
+        path = os.path.join(ROOT, walkthrough_of(lab["dir"], lab["source"]))
         if path not in readmes:
             with open(path, encoding="utf-8") as f:
                 readmes[path] = [f.read(), None]

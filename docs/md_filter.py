@@ -3,7 +3,9 @@
 
 Doxygen runs `python3 docs/md_filter.py FILE` from the repository root for every Markdown file it
 reads and uses what this prints instead of the file. The files themselves stay plain Markdown
-that a code host renders as it is: there is one copy of each walkthrough, labs/NN_name/README.md.
+that a code host renders as it is: there is one copy of each walkthrough, labs/NN_name/README.md,
+and of each further page of a lab, labs/NN_name/PAGE.md (one per step of a lab with several
+parts: the page of a part whose file is PAGE.cu, see walkthrough_of).
 
 What the filter changes, and only when Doxygen reads the file:
 
@@ -20,11 +22,14 @@ What the filter changes, and only when Doxygen reads the file:
   stale copy. A lab page without a figure marker gets its figures at the end.
 
 * Page labels. The first `# ` heading gets a label, so pages can be named with \\ref:
-  labs/01_vector_add/README.md -> lab_01_vector_add, docs/grading.md -> grading.
+  labs/01_vector_add/README.md -> lab_01_vector_add, labs/05_tiled_matmul/wgmma.md ->
+  lab_05_tiled_matmul_wgmma, docs/grading.md -> grading.
 
 * Links. Relative Markdown links are resolved against the file's folder: a link to another page
   of the book becomes `@ref label`, a link to a lab's .cu file becomes a link to that file's page
-  (an \\example page of the book), and a link to anything missing is reported as an error.
+  (an \\example page of the book), and a link to anything missing is reported as an error. In a
+  lab's README.md, the first link to each further page of the same lab (outside a table) becomes
+  `\\subpage`, so that the book shows those pages under the lab's.
 
 * The main page's `<!-- labs -->` marker becomes the list of labs, in order, read from the
   README.md table of labs (planned labs included) and from the labs/*/README.md that exist.
@@ -50,6 +55,17 @@ LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^()\s]+)\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^#\s+(.*?)\s*$")
 LAB_README = re.compile(r"^labs/([0-9]{2}[A-Za-z0-9_]*)/README\.md$")
+LAB_PAGE = re.compile(r"^labs/([0-9]{2}[A-Za-z0-9_]*)/([A-Za-z0-9_]+)\.md$")  # README.md or a further page
+
+
+def walkthrough_of(lab_dir, source):
+    """The walkthrough of a lab part (labs.json's dir and source), relative to the repository root:
+    labs/DIR/STEM.md when the part's file labs/DIR/STEM.cu has a page of its own, else the lab's
+    README.md. docs/build_docs.py and docs/checker_tables.py find each part's page here."""
+    page = "labs/%s/%s.md" % (lab_dir, os.path.splitext(source)[0])
+    if os.path.exists(os.path.join(ROOT, page)):
+        return page
+    return "labs/%s/README.md" % lab_dir
 
 
 def rel(path):
@@ -61,6 +77,9 @@ def label_for(relpath):
     m = LAB_README.match(relpath)
     if m:
         return "lab_" + m.group(1)
+    m = LAB_PAGE.match(relpath)
+    if m:
+        return "lab_%s_%s" % (m.group(1), m.group(2))
     if relpath.startswith("docs/") and relpath.endswith(".md") and relpath.count("/") == 1:
         name = relpath[len("docs/"):-len(".md")]
         return "index" if name == "mainpage" else re.sub(r"[^A-Za-z0-9_]", "_", name)
@@ -73,7 +92,10 @@ class Filter:
         self.relpath = rel(path)
         self.errors = []
         lab = LAB_README.match(self.relpath)
-        self.lab = lab.group(1) if lab else None
+        self.lab = lab.group(1) if lab else None            # a lab's README.md: figures, file pages
+        page = LAB_PAGE.match(self.relpath)
+        self.lab_dir = page.group(1) if page else None      # any page of a lab: its README or a step's
+        self.subpages = set()                               # further pages already made \subpage
 
     def error(self, line, text):
         self.errors.append("%s:%d: error: %s" % (self.path, line, text))
@@ -94,6 +116,10 @@ class Filter:
         if os.path.isdir(full) and os.path.exists(os.path.join(full, "README.md")):
             full, relpath = os.path.join(full, "README.md"), relpath.rstrip("/") + "/README.md"
         label = label_for(relpath)
+        if label and self.subpage_here and LAB_PAGE.match(relpath) and not LAB_README.match(relpath) \
+                and relpath.startswith("labs/%s/" % self.lab) and label not in self.subpages:
+            self.subpages.add(label)
+            return '\\subpage %s "%s"' % (label, text.replace('"', "'"))
         if label:
             return "[%s](@ref %s)" % (text, label)
         if re.match(r"^labs/[^/]+/[^/]+\.(cu|cuh)$", relpath):
@@ -102,6 +128,9 @@ class Filter:
         return "%s (`%s`)" % (text, relpath) if text.strip("`") != relpath else "`%s`" % relpath
 
     def links(self, lineno, line):
+        # A further page of the lab becomes a subpage of its README where the README first links
+        # to it outside a table (a \subpage in a table cell would break the table's row).
+        self.subpage_here = self.lab is not None and not line.lstrip().startswith("|")
         def replace(m):
             new = self.resolve_link(lineno, m.group(1) == "!", m.group(2), m.group(3))
             return m.group(0) if new is None else new
@@ -137,7 +166,7 @@ class Filter:
 
     def source_caption(self, path):
         """"From labs/01_vector_add/vector_add.cu:", linked to the file's page where it has one."""
-        if re.match(r"^labs/[^/]+/[^/]+\.(cu|cuh)$", path) and path.startswith("labs/%s/" % self.lab):
+        if re.match(r"^labs/[^/]+/[^/]+\.(cu|cuh)$", path) and path.startswith("labs/%s/" % self.lab_dir):
             return "<em>From \\ref %s \"%s\":</em>" % (path, path)
         return "<em>From <code>%s</code>:</em>" % path
 
