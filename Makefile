@@ -82,8 +82,8 @@ deps:
 	  fi; \
 	fi
 # The book and its browser test (make docs, make test) need Doxygen, graphviz, matplotlib, the
-# doxygen-awesome-css theme and Debian's Chromium: installed as root with apt when missing;
-# without them those tests skip.
+# doxygen-awesome-css theme and Debian's Chromium, and the Colab notebook's tests nbclient and
+# ipykernel: installed as root with apt when missing; without them those tests skip.
 ifneq ($(filter test docs,$(MAKECMDGOALS)),)
 	@missing=""; \
 	command -v doxygen >/dev/null || missing="$$missing doxygen"; \
@@ -93,6 +93,8 @@ ifneq ($(filter test docs,$(MAKECMDGOALS)),)
 	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || missing="$$missing chromium"; \
 	[ -f /usr/share/doxygen-awesome-css/doxygen-awesome.css ] || [ -n "$$DOXYGEN_AWESOME_CSS" ] || \
 	  missing="$$missing doxygen-awesome-css"; \
+	$(PYTHON) -c 'import nbclient, ipykernel' 2>/dev/null || /usr/bin/python3 -c 'import nbclient, ipykernel' 2>/dev/null || \
+	  missing="$$missing python3-nbclient python3-ipykernel"; \
 	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "Installing$$missing, for the book (make docs) and its browser test"; \
 	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null 2>&1 || \

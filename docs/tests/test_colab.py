@@ -1,9 +1,24 @@
 #!/usr/bin/env python3
 """docs/colab.ipynb, executed headless as Colab would run it: every cell in order, in a Jupyter
-kernel (nbclient), with its HANDOUT_URL pointed at a local handout instead of a course's
-repository. The notebook then clones that handout, sets up CUDA 13 (nothing to install where it
-is already there), runs a one-line kernel and `make check LAB=01` on this machine's GPU. The
-skeleton as handed out must fail its tests: the notebook must report make check's exit status 1.
+kernel (nbclient), with its HANDOUT_URL pointed at a local bare repository (a clone of a local
+handout) instead of the student's repository on GitHub. The notebook then clones it, sets up
+CUDA 13 (nothing to install where it is already there), runs a one-line kernel and `make check
+LAB=01` on this machine's GPU. The skeleton as handed out must fail its tests: the notebook must
+report make check's exit status 1. Between make check and the last cell, one cell of this test's
+own (STUDENT_EDIT) plays the student: it edits labs/01_vector_add/vector_add.cu, and prints a
+made-up token (FAKE_TOKEN, in the kernel's environment as the notebook's token cell would put
+a real one) and an address holding it through the notebook's run(). The last cell must commit
+that edit and push it: the bare repository's main must then hold the edit, one commit on top of
+the handout's, and no output of the executed notebook may hold the token.
+
+--stub-gpu (ctest docs.colab, no GPU needed): the same run where there is no GPU. One cell of
+this test's own (GPU_STUBS), right after the notebook's first, wraps its run() so that the three
+commands that need a GPU are not run: `nvidia-smi` prints a T4's header (CUDA Version 13.0),
+`/tmp/cuda_probe` prints what the one-line kernel prints, and `make check LAB=...` prints a
+not-started lab and make's "Error 1", exit status 2, as on a GPU. Every other command of every
+cell runs as written (nvcc compiles the probe, git clones, commits and pushes). The handout is
+then a plain copy of this tree (make handout needs a GPU's architecture here). The gpu.docs.colab
+test runs the notebook with no stub.
 
 The local handout, in this order:
   - the folder in the environment variable WORKBOOK_HANDOUT (a git repository, or a plain folder);
@@ -19,9 +34,10 @@ saying "skipped", without them, like the other gpu.* tests. The executed noteboo
 Where nbclient cannot be installed (a machine with no network), --without-nbclient runs the same
 code cells in order in one plain Python namespace instead of a Jupyter kernel.
 
-Usage: test_colab.py --build-dir BUILD [--keep] [--without-nbclient]
+Usage: test_colab.py --build-dir BUILD [--keep] [--without-nbclient] [--stub-gpu]
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -36,6 +52,38 @@ SKIP = 77
 HANDOUT_LINE = re.compile(r'^HANDOUT_URL = ".*"$', re.M)
 # What the notebook's make check cell prints at its end.
 CHECK_STATUS = re.compile(r"make check LAB=01: the grader exited with status (\d+)")
+# The student's edit, and the made-up token that no saved output may hold.
+EDITED = "labs/01_vector_add/vector_add.cu"
+EDIT_LINE = "// edited in Colab (test_colab.py)"
+FAKE_TOKEN = "github_pat_TESTCOLAB0123456789abcdef"
+# Cells of this test's own, inserted into the notebook (each says so in its first line).
+STUDENT_EDIT = """# test_colab.py: the student's edit, and a token that run() must mask (not part of the notebook)
+with open(os.path.join(WORKBOOK_DIR, %r), "a") as f:
+    f.write(%r + "\\n")
+run("echo token $WORKBOOK_GIT_TOKEN in https://x-access-token:$WORKBOOK_GIT_TOKEN@github.com/a/b.git")
+""" % (EDITED, EDIT_LINE)
+GPU_STUBS = r"""# test_colab.py --stub-gpu: no GPU here. The commands that need one print what they print on a
+# GPU, marked as stubs; every other command runs as written (not part of the notebook).
+_run_as_written = run
+_STUBS = [
+    (r"nvidia-smi$", 0, "| NVIDIA-SMI 580.00   Driver Version: 580.00   CUDA Version: 13.0 |\n"
+                        "|   0  Tesla T4 (stub: test_colab.py --stub-gpu, no GPU here)       |\n"),
+    (r"/tmp/cuda_probe$", 0, "the GPU wrote 42: CUDA 13 programs run here (stub)\n"),
+    (r"make check LAB=\w+$", 2, "Lab 01: vector add (stub: test_colab.py --stub-gpu, no GPU here)\n"
+                                "  not started: vector_add.cu is as handed out (stub)\n"
+                                "make: *** [Makefile:126: check] Error 1\n"),
+]
+
+
+def run(command, check=True):
+    for pattern, status, output in _STUBS:
+        if re.match(pattern, command):
+            print("$ " + command + "    # stubbed: no GPU here\n" + output, end="", flush=True)
+            if check and status != 0:
+                raise RuntimeError("this command failed (exit status %d): %s" % (status, command))
+            return status, output
+    return _run_as_written(command, check)
+"""
 
 
 def python_with_nbclient():
@@ -129,9 +177,36 @@ def local_handout(tmp, build_dir):
     return source, how
 
 
-def point_at(notebook_text, handout):
-    """The notebook with HANDOUT_URL set to the local handout; exactly one such line must be."""
-    import json
+def bare_remote(tmp, handout):
+    """A bare clone of the handout, which the notebook clones and pushes to, as it would to the
+    student's repository on GitHub: (its path, the commit its main starts at)."""
+    bare = os.path.join(tmp, "student-repository.git")
+    subprocess.run(["git", "clone", "-q", "--bare", handout, bare], check=True)
+    start = subprocess.run(["git", "--git-dir", bare, "rev-parse", "HEAD"], stdout=subprocess.PIPE,
+                           text=True, check=True).stdout.strip()
+    return bare, start
+
+
+def pushed(bare, start):
+    """What is wrong with the bare repository after the notebook's last cell ("" when nothing):
+    one new commit on top of `start`, holding the student's edit."""
+    def git(*args):
+        return subprocess.run(["git", "--git-dir", bare, *args], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True).stdout
+    head = git("rev-parse", "HEAD").strip()
+    if head == start:
+        return "nothing was pushed: the repository's HEAD is still the handout's commit %s" % start[:12]
+    parents = git("rev-list", "--parents", "-n", "1", head).split()[1:]
+    if parents != [start]:
+        return "the pushed commit %s is not one commit on top of the handout's (parents %s)" % (head[:12], parents)
+    if EDIT_LINE not in git("show", "HEAD:" + EDITED):
+        return "the pushed commit does not hold the edit of %s" % EDITED
+    return ""
+
+
+def point_at(notebook_text, handout, stub_gpu=False):
+    """The notebook with HANDOUT_URL set to the local repository (exactly one such line must be),
+    STUDENT_EDIT before its last cell and, with stub_gpu, GPU_STUBS after its first code cell."""
     notebook = json.loads(notebook_text)
     lines = 0
     for cell in notebook["cells"]:
@@ -143,6 +218,16 @@ def point_at(notebook_text, handout):
     if lines != 1:
         sys.exit("docs/colab.ipynb has %d lines 'HANDOUT_URL = \"...\"', not one: the test "
                  "cannot point it at a local handout" % lines)
+    code = [i for i, cell in enumerate(notebook["cells"]) if cell["cell_type"] == "code"]
+    if "git push" not in "".join(notebook["cells"][code[-1]]["source"]):
+        sys.exit("docs/colab.ipynb's last code cell does not push (git push): the test cannot check it")
+
+    def cell(text, ident):
+        return {"cell_type": "code", "execution_count": None, "id": ident, "metadata": {}, "outputs": [],
+                "source": text}
+    notebook["cells"].insert(code[-1], cell(STUDENT_EDIT, "testedit"))
+    if stub_gpu:
+        notebook["cells"].insert(code[0] + 1, cell(GPU_STUBS, "teststub"))
     return json.dumps(notebook)
 
 
@@ -186,7 +271,7 @@ for number, cell in enumerate(nb["cells"], 1):
         continue
     code = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
     if any(line.lstrip().startswith(("!", "%")) for line in code.splitlines()):
-        sys.exit("cell %d has an IPython ! or % line, which only a kernel runs" % number)
+        sys.exit("cell %d has an IPython ! or %% line, which only a kernel runs" % number)
     print("--- cell %d" % number, flush=True)
     try:
         exec(compile(code, "cell %d" % number, "exec"), namespace)
@@ -203,6 +288,8 @@ def main():
     p.add_argument("--keep", action="store_true", help="keep the temporary folder, and say where")
     p.add_argument("--without-nbclient", action="store_true",
                    help="run the code cells in order in a plain Python (where nbclient is missing)")
+    p.add_argument("--stub-gpu", action="store_true",
+                   help="no GPU needed: nvidia-smi, the probe kernel and make check are stubbed (GPU_STUBS)")
     args = p.parse_args()
     build_dir = os.path.abspath(args.build_dir)
 
@@ -213,17 +300,26 @@ def main():
         print("skipped: nbclient or ipykernel is missing (Debian: apt-get install python3-nbclient "
               "python3-ipykernel; or run the cells without Jupyter: --without-nbclient)")
         return SKIP
-    why = gpu_missing(build_dir)
+    why = "" if args.stub_gpu else gpu_missing(build_dir)
     if why:
         print("skipped: %s" % why)
         return SKIP
 
     tmp = tempfile.mkdtemp(prefix="test_colab-")
     try:
-        handout, how = local_handout(tmp, build_dir)
+        if args.stub_gpu and not os.environ.get("WORKBOOK_HANDOUT"):
+            handout, how = os.path.join(tmp, "handout"), "a plain copy of this tree (--stub-gpu)"
+            plain_copy(handout)
+            git(handout, "init", "-q")
+            git(handout, "add", "-A")
+            git(handout, "commit", "-q", "-m", "the handout, for test_colab")
+        else:
+            handout, how = local_handout(tmp, build_dir)
         print("the handout: %s (%s)" % (handout, how), flush=True)
+        remote, start = bare_remote(tmp, handout)
+        print("the student's repository: %s, a bare clone of it" % remote, flush=True)
         with open(NOTEBOOK, encoding="utf-8") as f:
-            pointed = point_at(f.read(), handout)
+            pointed = point_at(f.read(), remote, args.stub_gpu)
         source = os.path.join(tmp, "colab.ipynb")
         with open(source, "w", encoding="utf-8") as f:
             f.write(pointed)
@@ -231,8 +327,10 @@ def main():
         os.makedirs(work)
         executed = os.path.join(build_dir, "docs", "colab_executed.ipynb")
         os.makedirs(os.path.dirname(executed), exist_ok=True)
+        # The kernel inherits this environment: a made-up token, as the notebook's token cell sets one.
         r = subprocess.run([python, "-c", execute, source, executed, work],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=dict(os.environ, WORKBOOK_GIT_TOKEN=FAKE_TOKEN))
         print(r.stdout)
         if not args.without_nbclient:
             print("the executed notebook: %s" % executed)
@@ -247,8 +345,24 @@ def main():
         if "not started" not in r.stdout:
             print("FAILED: make check LAB=01 did not say that the skeleton is not started")
             return 1
-        print("passed: the notebook cloned the handout (%s) and ran make check LAB=01, whose tests fail on the "
-              "skeleton as they should" % how)
+        wrong = pushed(remote, start)
+        if wrong:
+            print("FAILED: the notebook's last cell did not commit and push the student's edit: " + wrong)
+            return 1
+        saved = r.stdout
+        if not args.without_nbclient:
+            with open(executed, encoding="utf-8") as f:
+                saved += f.read()
+        if FAKE_TOKEN in saved:
+            print("FAILED: the token is in the notebook's output: run() must mask it")
+            return 1
+        if "https://***@github.com/a/b.git" not in r.stdout:
+            print("FAILED: run() did not show the address that holds the token masked as https://***@github.com/...")
+            return 1
+        print("passed: the notebook cloned the handout (%s)%s, ran make check LAB=01%s, whose tests fail on the "
+              "skeleton as they should, committed the student's edit and pushed it to the repository, and "
+              "its output holds no token" % (how, "" if args.without_nbclient else " in a Jupyter kernel",
+                                             " (stubbed: no GPU)" if args.stub_gpu else ""))
         return 0
     finally:
         if args.keep:
