@@ -21,9 +21,9 @@ The reference solutions are shipped compiled, so that a student's `make grade` t
 student's kernel against the same reference code as the instructor's grade does. For each lab
 part, this builds, in a build folder of its own (BUILD, never the instructor's), the solution's
 object exactly as the workbook's build compiles it, for every architecture a student may have
-(LIST, CMake's form; by default real code for every architecture nvcc builds for from sm_75 and
-PTX of the newest, with CUDA 13.0 sm_75 to sm_121 and compute_121; the 90a-only
-part keeps its sm_90a), and ships:
+(LIST, CMake's form, real architectures only; by default real code for every architecture nvcc
+builds for from sm_75, with CUDA 13.0 sm_75 to sm_121; the 90a-only part keeps its sm_90a), and
+ships:
 
   reference/<id>.o         the solution's object, which the reference runner links as it is,
                            and which the handout's build renames for the judge as the workbook's
@@ -32,8 +32,13 @@ part keeps its sm_90a), and ships:
   reference/<id>.kernels   the kernels the solution defines (student_symbols.py)
 
 The handout's CMake finds reference/ where solutions/ is absent (WORKBOOK_REFERENCE_OBJECTS) and
-links these instead of compiling solutions/. They hold machine code (SASS) and PTX, which
-cuobjdump and nvdisasm can read; no source.
+links these instead of compiling solutions/. They hold machine code (SASS) only, which cuobjdump
+and nvdisasm can read: no PTX (a virtual architecture in LIST stops the build), and no source
+text or path. common/check.hpp's CUDA_CHECK keeps its call's text and __FILE__ for its message;
+the reference objects are compiled with grading/buildtools/reference_quiet.h included first,
+which defines CUDA_CHECK and CUDA_CHECK_LAUNCH again without either, and with the tree's path
+mapped away (-ffile-prefix-map). grading/handout/test_handout.py checks that no string of an
+object is found in solutions/ (but those the student edition holds anyway).
 
 A `\\snippet solutions/...` in a shipped header is pointed at the skeleton's region of the same
 name (the skeleton is what the student has); one whose region the skeleton lacks stops the build.
@@ -42,6 +47,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -50,14 +56,16 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.join(ROOT, "grading", "handout")
 # Where the toolkit cannot be asked (default_architectures): real code for the common GPUs of
-# CUDA 13 from sm_75 (a Colab T4), and PTX of the newest.
-FALLBACK_ARCHITECTURES = "75-real;80-real;86-real;89-real;90-real;100-real;120-real;120-virtual"
+# CUDA 13 from sm_75 (a Colab T4). No PTX: it would be the reference's source in all but name.
+FALLBACK_ARCHITECTURES = "75-real;80-real;86-real;89-real;90-real;100-real;120-real"
 
 
 def default_architectures():
     """Real code for every architecture this toolkit's nvcc builds for from sm_75 up (nvcc
-    --list-gpu-code: with CUDA 13.0, sm_75 to sm_121, Jetson's and Thor's included), and PTX of
-    the newest, which a newer GPU's driver compiles at load time."""
+    --list-gpu-code: with CUDA 13.0, sm_75 to sm_121, Jetson's and Thor's included). No PTX: it
+    spells out the reference kernels' indexing and pipeline nearly as the source does. A GPU newer
+    than the toolkit's newest is then not one the handout supports: make the handout again with a
+    newer toolkit."""
     nvcc = os.environ.get("CUDACXX") or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     try:
         listed = subprocess.run([nvcc, "--list-gpu-code"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -67,7 +75,17 @@ def default_architectures():
     numbers = sorted({int(n) for n in re.findall(r"\bsm_(\d+)\b", listed) if int(n) >= 75})
     if not numbers:
         return FALLBACK_ARCHITECTURES
-    return ";".join(["%d-real" % n for n in numbers] + ["%d-virtual" % numbers[-1]])
+    return ";".join("%d-real" % n for n in numbers)
+
+
+def only_machine_code(architectures):
+    """Stops when LIST would ship PTX: CMake's "75" means sm_75 and compute_75, "75-virtual" PTX."""
+    kept = [a.strip() for a in architectures.split(";") if a.strip()]
+    ptx = [a for a in kept if not a.endswith("-real")]
+    if ptx or not kept:
+        fail("--architectures %r: the reference objects are shipped as machine code only, so every "
+             "architecture must be real code, e.g. 75-real;90-real (%s would ship PTX)"
+             % (architectures, ", ".join(ptx) or "an empty list"))
 
 # What the handout holds: these folders (all of each, but EXCLUDED) and these files.
 FOLDERS = ["labs", "common", "grading", "tests", "docs"]
@@ -87,6 +105,12 @@ EXCLUDED = [re.compile(p) for p in (
     r"(^|/)__pycache__/", r"\.pyc$",
     r"^README\.md$",               # the students' README is grading/handout/student_readme.md
 )]
+# The reference objects' own flags (build_references): CUDA_CHECK without its call's text and
+# __FILE__ (reference_quiet.h, included first), and the tree's path mapped to nothing in what the
+# host compiler writes (file names of debug sections, __FILE__ elsewhere).
+# (CMake hands CUDA_FLAGS to the shell as written: a path with a space is quoted.)
+QUIET_FLAGS = "%s %s" % (shlex.quote("--pre-include=" + os.path.join(ROOT, "grading", "buildtools", "reference_quiet.h")),
+                         shlex.quote("-Xcompiler=-ffile-prefix-map=%s/=" % ROOT))
 SNIPPET = re.compile(r"\\snippet\s+solutions/([\w./-]+)\s+(\S.*?)\s*$")
 
 
@@ -164,11 +188,45 @@ def point_snippets_at_skeletons(text, where):
     return "\n".join(SNIPPET.sub(replace, line) for line in text.split("\n"))
 
 
+def student_mainpage(text):
+    """docs/mainpage.md: each lab's parts as the student edition has them (no solutions/)."""
+    parts = re.compile(r"Each lab has three parts.*?built against your file\.", re.S)
+    if not parts.search(text):
+        fail("docs/mainpage.md no longer says \"Each lab has three parts ... built against your file.\": "
+             "make_handout.py's student_mainpage cannot say the student edition's two")
+    return parts.sub(
+        "Each lab has two parts, always in the same places: `labs/NN_name/` holds the skeleton you edit\n"
+        "(a `.cu` file with TODOs) and its walkthrough, the page of this book; and\n"
+        "`tests/check_NN_name.cpp` the checker, a doctest program built against your file. The reference\n"
+        "solution that the checker times yours against is shipped compiled, in `reference/`.", text, count=1)
+
+
+def student_makefile(text):
+    """The Makefile's header without the commands a student edition cannot run (no solutions/,
+    no bench, no handout of its own)."""
+    kept = [line for line in text.split("\n")
+            if not re.match(r"#\s+make (grade SOLUTIONS=1|bench|handout)\b", line)]
+    if len(kept) == len(text.split("\n")):
+        fail("the Makefile's header no longer lists make grade SOLUTIONS=1, make bench or make handout: "
+             "make_handout.py's student_makefile has nothing to leave out; check what it should")
+    return "\n".join(kept)
+
+
+# The files the student edition holds in a form of its own: what they say of solutions/ is not so
+# there.
+STUDENT_EDITION = {"docs/mainpage.md": student_mainpage, "Makefile": student_makefile}
+
+
 def copy_tree(out):
     for path in shipped_files():
         source, target = os.path.join(ROOT, path), os.path.join(out, path)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copy2(source, target)
+        if path in STUDENT_EDITION:
+            with open(source, encoding="utf-8") as f:
+                text = STUDENT_EDITION[path](f.read())
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(text)
         if path.endswith((".hpp", ".cpp", ".cu")):  # Doxygen comments; not the prose of .md pages
             with open(source, encoding="utf-8", errors="surrogateescape") as f:
                 text = f.read()
@@ -182,11 +240,29 @@ def build_references(build_dir, architectures, log):
     returns handout_references.json's list: per part, its objects and renamed objects."""
     os.makedirs(build_dir, exist_ok=True)
     run(["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DWORKBOOK_GRADE_ONLY=ON",
-         "-DCMAKE_CUDA_ARCHITECTURES=" + architectures, "-DWORKBOOK_LINEINFO=OFF"], log)
+         "-DCMAKE_CUDA_ARCHITECTURES=" + architectures, "-DWORKBOOK_LINEINFO=OFF",
+         "-DCMAKE_CUDA_FLAGS=" + QUIET_FLAGS], log)
     jobs = str(len(os.sched_getaffinity(0)))
     run(["cmake", "--build", build_dir, "--target", "handout_references", "--parallel", jobs], log)
     with open(os.path.join(build_dir, "handout_references.json")) as f:
         return json.load(f)["labs"]
+
+
+def anonymous_names_hidden(path, log):
+    """Renames, in a shipped object, the functions and variables of anonymous namespaces (a
+    solution's helpers, e.g. occupancy_of) to neutral names, reference_local_<n>, local to the
+    object. nvcc makes them global symbols named after the helper; nothing outside the object
+    calls them (they are the file's own), so the name can go."""
+    listed = run(["nm", "--format=posix", "--defined-only", path])
+    names = sorted({line.split()[0] for line in listed.splitlines()
+                    if line.split() and "_GLOBAL__N_" in line.split()[0]})
+    if not names:
+        return
+    arguments = []
+    for number, name in enumerate(names):
+        arguments += ["--redefine-sym", "%s=reference_local_%d" % (name, number),
+                      "--localize-symbol", "reference_local_%d" % number]
+    run(["objcopy", *arguments, path], log)
 
 
 def ship_references(parts, build_dir, out, architectures, log):
@@ -197,6 +273,7 @@ def ship_references(parts, build_dir, out, architectures, log):
         if len(objects) != 1:
             fail("%s's solution compiles to %d objects; the handout ships one" % (part["id"], len(objects)))
         shutil.copyfile(objects[0], os.path.join(reference, part["id"] + ".o"))
+        anonymous_names_hidden(os.path.join(reference, part["id"] + ".o"), log)
         # The kernels the reference defines, which its judge holds every launch to (the workbook's
         # build writes this list when it links the reference's runner).
         run([sys.executable, os.path.join(ROOT, "grading", "buildtools", "student_symbols.py"),
@@ -241,13 +318,14 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="the folder to write (absent or empty, outside this tree)")
     p.add_argument("--build-dir", required=True, help="the build folder of the reference objects")
     p.add_argument("--architectures", default=None,
-                   help="CMake's CUDA_ARCHITECTURES for the reference objects (default: every one "
-                        "nvcc builds for from sm_75, and PTX of the newest); one, e.g. 75-real, "
+                   help="CMake's CUDA_ARCHITECTURES for the reference objects, real code only "
+                        "(default: every one nvcc builds for from sm_75); one, e.g. 75-real, "
                         "for a quick test")
     p.add_argument("--no-git", action="store_true", help="write the files only (no repository)")
     args = p.parse_args(argv)
     out, build_dir = os.path.abspath(args.out), os.path.abspath(args.build_dir)
     args.architectures = args.architectures or default_architectures()
+    only_machine_code(args.architectures)
     started = time.monotonic()
 
     if not os.path.isdir(os.path.join(ROOT, "solutions")):

@@ -39,6 +39,7 @@ import html
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -48,6 +49,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 EXIT_SKIPPED = 77
 ARCHITECTURE = "75-real"
 MIN_CODE, MIN_COMMENT = 12, 20
+# An object's strings (solution_strings_in_objects): runs of this many printable characters or
+# more, as `strings -n 8` prints them; identifiers in its symbols of this many characters or more.
+MIN_OBJECT_STRING, MIN_IDENTIFIER = 8, 6
 COMMENT = re.compile(r"^\s*(//|/\*|\*|#(?!\s*(include|define|if|pragma|endif|else)))")
 LEADING_MARK = re.compile(r"^(//[/!<]?|/\*+!?|\*+/?|#+|>|-|\+)\s*")
 SKELETON_SUFFIXES = (".cu", ".cuh", ".hpp", ".h", ".cpp")
@@ -139,20 +143,133 @@ def leaks(folder, secrets, as_html=False):
     return found
 
 
-def source_in_objects(handout, root):
-    """Lines of solutions/ (20 characters or more, as written) found in the bytes of a shipped
-    object: the compiled reference must hold no source (-lineinfo keeps file names and line
-    numbers, and PTX, never the source's text)."""
-    lines = set()
-    for path in files_under(os.path.join(root, "solutions")):
-        lines.update(l.strip().encode() for l in text_of(path).splitlines() if len(l.strip()) >= 20)
+PRINTABLE = re.compile(rb"[\x20-\x7e]{%d,}" % MIN_OBJECT_STRING)
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{%d,}" % (MIN_IDENTIFIER - 1))
+
+
+def squeezed(text):
+    """Text with every run of whitespace made one space: a stringified CUDA_CHECK argument, or a
+    string that the compiler joined, is written so."""
+    return re.sub(r"\s+", " ", text)
+
+
+def texts_of(paths):
+    """The text files among `paths`, squeezed and joined: what a string is looked up in."""
+    texts = []
+    for path in paths:
+        text = text_of(path)
+        if text is not None:
+            texts.append(squeezed(text))
+    return "\n".join(texts)
+
+
+def demangled(names):
+    """{mangled name: its C++ name} (c++filt), for the names an object's strings hold."""
+    names = sorted(names)
+    if not names:
+        return {}
+    r = subprocess.run(["c++filt"], input="\n".join(names), stdout=subprocess.PIPE, text=True)
+    return dict(zip(names, r.stdout.splitlines()))
+
+
+FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)  # a fat binary's header, as nvcc embeds it
+FATBIN_PTX = 1  # an entry's kind: 1 PTX, 2 machine code (an ELF cubin)
+
+
+def ptx_entries(data):
+    """The architectures (e.g. 121 for compute_121) of the PTX that an object's fat binaries hold
+    (what `cuobjdump -lptx` lists; read here from the fat binary's own headers, since the PTX is
+    compressed and cuobjdump may be missing): each fat binary is a header (magic, version, header
+    size, size) and entries (kind, version, header size, padded size, ..., architecture at 28)."""
     found = []
-    for path in sorted(files_under(os.path.join(handout, "reference"))):
+    at = data.find(FATBIN_MAGIC)
+    while at >= 0 and at + 16 <= len(data):
+        _, _, header, size = struct.unpack_from("<IHHQ", data, at)
+        entry, end = at + header, min(at + header + size, len(data))
+        while entry + 32 <= end:
+            kind, _, entry_header, padded = struct.unpack_from("<HHIQ", data, entry)
+            if kind == FATBIN_PTX:
+                found.append(struct.unpack_from("<I", data, entry + 28)[0])
+            if entry_header == 0:
+                break
+            entry += entry_header + padded
+        at = data.find(FATBIN_MAGIC, max(end, at + 4))
+    return found
+
+
+def solution_strings_in_objects(objects, shipped_texts, root):
+    """["OBJECT holds ..."] for every string of a compiled reference that tells something of the
+    solution's source the student edition does not already hold. An object's strings are its runs
+    of 8 or more printable characters (`strings -n 8`); one leaks when it
+      - names the workbook's absolute path, or a path under solutions/ (__FILE__, debug info), or
+        is PTX's header (`.version`, `.target`: uncompressed PTX), or
+      - is found in the text of a file of solutions/ (whitespace squeezed: CUDA_CHECK's
+        stringified argument, a message, a comment) and in no text file the handout ships, or
+      - once demangled (a mangled symbol: _Z...), holds an identifier of 6 or more characters
+        that is in solutions/ and in no shipped text file (a helper's or constant's name).
+    And an object leaks when its fat binary holds PTX at all (ptx_entries), compressed or not.
+    `shipped_texts` is what the handout ships besides reference/, squeezed and joined (texts_of)."""
+    solutions = texts_of(files_under(os.path.join(root, "solutions")))
+    solution_identifiers = set(IDENTIFIER.findall(solutions))
+    shipped_identifiers = set(IDENTIFIER.findall(shipped_texts))
+    found = []
+    for path in objects:
         with open(path, "rb") as f:
             data = f.read()
-        found += ["reference/%s holds the source line %r" % (os.path.basename(path), l.decode())
-                  for l in sorted(lines) if l in data]
+        strings = {m.group(0).decode("ascii") for m in PRINTABLE.finditer(data)}
+        name = os.path.basename(path)
+        said = set()
+
+        def leak(what):
+            if what not in said:
+                said.add(what)
+                found.append("reference/%s holds %s" % (name, what))
+        for s in sorted(strings):
+            if os.path.realpath(root) in s or "solutions/" in s:
+                leak("a path of the workbook's tree: %r" % s)
+            elif re.match(r"\s*\.(version|target)\s+(\d|sm_|compute_)", s):
+                leak("PTX (%r): the kernels in a readable form" % s)
+            elif len(squeezed(s).strip()) >= MIN_OBJECT_STRING and squeezed(s).strip() in solutions \
+                    and squeezed(s).strip() not in shipped_texts:
+                leak("the solution's text %r" % s)
+        for mangled, readable in demangled(s for s in strings if s.startswith("_Z")).items():
+            for word in IDENTIFIER.findall(readable):
+                if word in solution_identifiers and word not in shipped_identifiers:
+                    leak("the solution's identifier %r (in the symbol %s)" % (word, readable))
+        for architecture in ptx_entries(data):
+            leak("PTX for compute_%d (cuobjdump -ptx prints it): the kernels in a readable form" % architecture)
     return found
+
+
+def source_in_objects(handout, root):
+    """solution_strings_in_objects over the shipped objects of reference/, against every other
+    text file of the handout."""
+    shipped = texts_of(p for p in files_under(handout) if not os.path.relpath(p, handout).startswith("reference/"))
+    objects = sorted(p for p in files_under(os.path.join(handout, "reference")) if p.endswith(".o"))
+    if not objects:
+        return ["reference/ holds no object: the scan of the objects proves nothing"]
+    return solution_strings_in_objects(objects, shipped, root)
+
+
+def check_object_scan_can_fail(handout, root):
+    """The object scan must find a solution string planted in a copy of a shipped object."""
+    objects = sorted(p for p in files_under(os.path.join(handout, "reference")) if p.endswith(".o"))
+    shipped = texts_of(p for p in files_under(handout) if not os.path.relpath(p, handout).startswith("reference/"))
+    secret = None  # the first CUDA_CHECK argument of solutions/ that no shipped file holds
+    for path in sorted(files_under(os.path.join(root, "solutions"))):
+        for m in re.finditer(r"CUDA_CHECK\((.{%d,})\);" % MIN_OBJECT_STRING, text_of(path) or ""):
+            if secret is None and squeezed(m.group(1)) not in shipped:
+                secret = squeezed(m.group(1))
+    if not secret or not objects:
+        return ["no solution-only CUDA_CHECK in solutions/, or no object to plant one in: the object "
+                "scan is not tried"]
+    with tempfile.TemporaryDirectory(prefix="h1-plant-") as planted:
+        copy = os.path.join(planted, os.path.basename(objects[0]))
+        with open(objects[0], "rb") as f, open(copy, "wb") as g:
+            g.write(f.read() + b"\0" + secret.encode() + b"\0")
+        if not solution_strings_in_objects([copy], shipped, root):
+            return ["the object scan missed the solution text %r planted on purpose: it cannot fail" % secret]
+    return []
 
 
 def check_scan_can_fail(folder, secrets, as_html):
@@ -183,6 +300,35 @@ def misnamed_files(handout, root):
             problems.append("%s is in the handout" % rel)
         elif os.path.basename(rel) in names and rel not in skeletons:
             problems.append("%s is named after a solution file" % rel)
+    return problems
+
+
+def lab_rows(text):
+    """{lab: idea} of a README's table of labs (the instructors' has a status column more)."""
+    rows = re.findall(r"^\| \[(\d\d [^\]]+)\]\([^)]*\) \| (.*?) \|(?: [^|]* \|)?$", text, re.M)
+    return dict(rows)
+
+
+def student_edition_text(handout, root):
+    """What the student edition says of itself: its book's front page names no solutions/, its
+    Makefile's header offers no command it cannot run (SOLUTIONS=1, bench, handout), and its
+    README's table of labs says what the instructors' README says of each lab."""
+    problems = []
+    with open(os.path.join(handout, "docs", "mainpage.md"), encoding="utf-8") as f:
+        if "solutions/" in f.read():
+            problems.append("the handout's docs/mainpage.md names solutions/, which it lacks")
+    with open(os.path.join(handout, "Makefile"), encoding="utf-8") as f:
+        header = [line for line in f.read().split("\n\n")[0].splitlines()]
+    offered = [line for line in header if re.search(r"SOLUTIONS=1|make (bench|handout)\b", line)]
+    if offered:
+        problems.append("the handout's Makefile offers what it cannot run: %s" % offered)
+    with open(os.path.join(handout, "README.md"), encoding="utf-8") as f:
+        students = lab_rows(f.read())
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
+        instructors = lab_rows(f.read())
+    if not students or students != instructors:
+        problems.append("the handout's README lists the labs otherwise than README.md: %s"
+                        % sorted(set(students.items()) ^ set(instructors.items())))
     return problems
 
 
@@ -245,8 +391,18 @@ def main(argv=None):
     p.add_argument("--build-dir", required=True, help="the workbook's build folder (work goes under it)")
     p.add_argument("--book", action="store_true", help="build the handout's book and scan its HTML")
     p.add_argument("--keep", action="store_true", help="keep the handout (printed) for a look")
+    p.add_argument("--scan-objects", nargs="+", metavar="OBJECT",
+                   help="only scan these compiled objects for strings of solutions/, against the "
+                        "files make handout would ship (no handout is made)")
     args = p.parse_args(argv)
     started = time.monotonic()
+    if args.scan_objects:
+        sys.path.insert(0, os.path.join(ROOT, "grading", "handout"))
+        import make_handout  # noqa: E402  (its list of the files a handout holds)
+        shipped = texts_of(os.path.join(ROOT, path) for path in make_handout.shipped_files())
+        found = solution_strings_in_objects(args.scan_objects, shipped, ROOT)
+        print("\n".join(found) if found else "no string of solutions/ in %d object(s)" % len(args.scan_objects))
+        return 1 if found else 0
 
     if args.book:
         sys.path.insert(0, os.path.join(ROOT, "docs"))
@@ -290,9 +446,11 @@ def main(argv=None):
                     problems.append("the browser test fails on the handout's book:\n" + output[-4000:])
         else:
             problems += misnamed_files(handout, ROOT)
+            problems += student_edition_text(handout, ROOT)
             problems += ["%s holds %s" % leak for leak in leaks(handout, secrets)]
             problems += check_scan_can_fail(handout, secrets, as_html=False)
             problems += source_in_objects(handout, ROOT)
+            problems += check_object_scan_can_fail(handout, ROOT)
             status, output = run(["git", "-C", handout, "log", "--format=%s"])
             if output.strip() != "Starter code":
                 problems.append("the handout's history is not one commit \"Starter code\": %r" % output)
