@@ -21,7 +21,6 @@
 #include <cstring>
 #include <ctime>
 #include <functional>
-#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -58,21 +57,11 @@ struct Version {
     bool bound = false;  // a bound, not a product: timed without a check
 };
 
-// DEV_SMS=N: the persistent versions launch at most N blocks (0 or unset: one an SM). With fewer
-// SMs busy the GPU stays below its power limit at its highest clock, so that versions' power can
-// be set side by side at one clock: the energy a product each costs. DEV_CUBLAS_SMS=N asks the
-// same of cuBLAS as a version (61), by cublasSetSmCountTarget; cuBLAS then picks other kernels
-// (2026-11-28: 13% slower than step 5's design on 40 SMs, at more power), so that its figures
-// there are not the same design's.
-inline int dev_sms()
-{
-    static const int sms = std::getenv("DEV_SMS") ? std::atoi(std::getenv("DEV_SMS")) : 0;
-    return sms;
-}
-
 // cuBLAS itself as a version (a Launch): SGEMM, or in TF32 on the tensor cores, for its own error
 // beside the versions' and for DEV_SUSTAIN_S's window. Row-major C = A·B is column-major
-// C^T = B^T A^T. One handle for each math mode, made at the first call.
+// C^T = B^T A^T. One handle for each math mode, made at the first call. DEV_CUBLAS_SMS=N asks
+// cuBLAS to use N SMs (cublasSetSmCountTarget): below its power limit, at its highest clock, the
+// GPU's power meter then gives a product's energy. cuBLAS picks other kernels there.
 template <bool TF32>
 void cublas_product(const float* a, const float* b, float* c, int m, int k, int n)
 {
@@ -89,57 +78,6 @@ void cublas_product(const float* a, const float* b, float* c, int m, int k, int 
     const float one = 1.0f, zero = 0.0f;
     if (cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n) != CUBLAS_STATUS_SUCCESS)
         throw std::runtime_error("bench/dev: cublasSgemm failed");
-}
-
-// A launch of `kernel` in clusters of `cluster` blocks along x, `threads` a block, smem_bytes of
-// dynamic shared memory; its grid still to be set.
-inline cudaLaunchConfig_t cluster_config(int cluster, int threads, int smem_bytes, cudaLaunchAttribute& attribute)
-{
-    attribute = {};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = cluster;
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    cudaLaunchConfig_t config{};
-    config.blockDim = dim3(threads);
-    config.dynamicSmemBytes = smem_bytes;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    return config;
-}
-
-// How many such clusters of `kernel` fit on the GPU at once: asked once per kernel.
-inline int clusters_that_fit(const void* kernel, int cluster, int threads, int smem_bytes)
-{
-    static std::map<const void*, int> fits;
-    int& fit = fits[kernel];
-    if (fit == 0) {
-        cudaLaunchAttribute attribute;
-        cudaLaunchConfig_t config = cluster_config(cluster, threads, smem_bytes, attribute);
-        config.gridDim = dim3(cluster);
-        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, kernel, &config));
-        if (fit < 1) throw std::runtime_error("bench/dev: not one cluster of the kernel fits on this GPU");
-    }
-    return fit;
-}
-
-// Launches kernel with `arguments` in clusters of `cluster` blocks along x: as many clusters as fit
-// on the GPU at once, or as there are (cluster) tiles. DEV_WGMMA_TELL=1 prints the first grid.
-inline void launch_in_clusters(const void* kernel, int cluster, int threads, int smem_bytes, int tiles,
-                               void** arguments)
-{
-    const int fit = clusters_that_fit(kernel, cluster, threads, smem_bytes);
-    cudaLaunchAttribute attribute;
-    cudaLaunchConfig_t config = cluster_config(cluster, threads, smem_bytes, attribute);
-    int clusters = std::min(fit, tiles);
-    if (dev_sms() > 0) clusters = std::max(1, std::min(clusters, dev_sms() / cluster));
-    config.gridDim = dim3(clusters * cluster);
-    static bool told = false;
-    if (!told && std::getenv("DEV_WGMMA_TELL")) {
-        std::printf("    [%d clusters of %d fit; grid %u for %d tiles]\n", fit, cluster, config.gridDim.x, tiles);
-        told = true;
-    }
-    CUDA_CHECK(cudaLaunchKernelExC(&config, kernel, arguments));
 }
 
 // "1024,2048,4096" -> {1024, 2048, 4096}.

@@ -3,8 +3,11 @@
 // rounds to nearest as it loads (one instruction a fragment register); this says whether the
 // cuBLAS it is measured against pays for the same precision.
 //
-//   cmake --build build --target dev_tf32_rounding
-//   build/bin/dev_tf32_rounding
+// In the workbook (it has a target, with bench/): cmake --build build --target dev_tf32_rounding,
+// then build/bin/dev_tf32_rounding. In the student edition, which ships this file without the
+// bench's build, compile it by hand from the repository's root, on a machine with a GPU:
+//   nvcc -std=c++17 -O2 -I. bench/dev/tf32_rounding.cu common/random.cpp common/buffers.cpp \
+//        common/check.cpp -lcublas -o tf32_rounding && ./tf32_rounding
 //
 // The inputs are all in [1, 2), so that cutting makes every input smaller: a product of k terms
 // then comes out low by about k times the mean cut, a bias that no rounding to nearest has. Each
