@@ -95,7 +95,8 @@ def tracked_files(root):
         return [p for p in r.stdout.decode().split("\0") if p]
     found = []
     for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git" and not d.startswith("build")]
+        top = os.path.samefile(folder, root)
+        dirs[:] = [d for d in dirs if d not in (".git", "__pycache__") and not (top and d.startswith("build"))]
         found += [os.path.relpath(os.path.join(folder, f), root) for f in files]
     return found
 
