@@ -101,7 +101,7 @@ def tracked_files(root):
     return found
 
 
-def copy_tree(root, copy):
+def copy_tree(root, copy, build_dir):
     """The tracked files, their times kept, in a copy emptied first of everything but its build
     folder: a second run compiles only what the page adds (its files are written afresh)."""
     if os.path.isdir(copy):
@@ -115,6 +115,8 @@ def copy_tree(root, copy):
         source = os.path.join(root, path)
         if not os.path.isfile(source):
             continue  # deleted in the working tree, or a submodule
+        if os.path.commonpath([os.path.abspath(source), build_dir]) == build_dir:
+            continue  # a build folder that .gitignore does not name (the copy itself is in it)
         os.makedirs(os.path.dirname(os.path.join(copy, path)), exist_ok=True)
         shutil.copy2(source, os.path.join(copy, path))
 
@@ -190,7 +192,7 @@ def main():
     if args.fresh:
         shutil.rmtree(work, ignore_errors=True)
     shutil.rmtree(os.path.join(work, "grade"), ignore_errors=True)
-    copy_tree(ROOT, copy)
+    copy_tree(ROOT, copy, os.path.abspath(args.build_dir))
     phases.done("copied the repository's tracked files to %s" % copy)
 
     env = dict(os.environ)
