@@ -162,8 +162,10 @@ __global__ void compare_kernel(const float* got, const Expected* expected, std::
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
         const double reference = expected[i];
         const double error = fabs(__dsub_rn(static_cast<double>(got[i]), reference));
-        if (error <= __dadd_rn(abs, __dmul_rn(rel, fabs(reference)))) local_largest = fmax(local_largest, error);
-        else ++local_bad;  // NaN, the poison, lands here too
+        // As Tolerance::accepts: NaN (the poison too) and infinity never pass, on either side.
+        if (isfinite(error) && isfinite(reference) && error <= __dadd_rn(abs, __dmul_rn(rel, fabs(reference))))
+            local_largest = fmax(local_largest, error);
+        else ++local_bad;
     }
     for (int offset = 16; offset > 0; offset /= 2) {
         local_bad += __shfl_down_sync(0xffffffffu, local_bad, offset);

@@ -43,18 +43,43 @@ __global__ void count_differences_kernel(const unsigned* a, const unsigned* b, s
     if (threadIdx.x % 32 == 0 && local > 0) atomicAdd(count, local);
 }
 
-// Fresh inputs for a timed run: uniform in [-1, 1), as random_floats makes them, from a hash of
-// the run's seed and the index (splitmix64), so that any run's values are new.
+// The fresh value of element i of an input whose values come from `seed`: uniform in [-1, 1), as
+// random_floats makes them, from a hash of the seed and the index (splitmix64), so that any timed
+// run's values are new. The same on both sides, so the judge can tell what it handed over.
+__host__ __device__ inline float fresh_value(std::uint64_t seed, std::size_t i)
+{
+    std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return -1.0f + 2.0f * static_cast<float>(z >> 40) * 0x1p-24f;
+}
+
+// Fresh inputs for a timed run (fresh_value).
 __global__ void fill_uniform_kernel(float* values, std::size_t n, std::uint64_t seed)
 {
     for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+        values[i] = fresh_value(seed, i);
+}
+
+// The first index at which `values` differs, bit for bit, from what the judge handed over: the
+// judge's own copy `kept`, or where that is null the fresh values of `seed`. `first` starts at
+// the largest index, which means "none".
+__global__ void first_change_kernel(const float* values, const float* kept, std::uint64_t seed, std::size_t n,
+                                    unsigned long long* first)
+{
+    unsigned long long local = ~0ull;
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-        std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        values[i] = -1.0f + 2.0f * static_cast<float>(z >> 40) * 0x1p-24f;
+        const float handed = kept ? kept[i] : fresh_value(seed, i);
+        if (__float_as_uint(values[i]) != __float_as_uint(handed)) {
+            local = i;
+            break;  // this thread's later indices are larger
+        }
     }
+    for (int offset = 16; offset > 0; offset /= 2) local = min(local, __shfl_down_sync(0xffffffffu, local, offset));
+    if (threadIdx.x % 32 == 0 && local != ~0ull) atomicMin(first, local);
 }
 
 int grid_for(std::size_t n) { return static_cast<int>(std::min<std::size_t>((n + 255) / 256, 4096)); }
@@ -69,6 +94,71 @@ std::size_t count_differences(const float* a, const float* b, std::size_t n, Dev
     }
     return static_cast<std::size_t>(count.download()[0]);
 }
+
+// "" when `input` is bit for bit what the judge handed over (its copy `kept`, or the fresh values
+// of `seed` where `kept` is null); otherwise what changed, first element first. A kernel that
+// writes its input is a real bug (arguments swapped, an update in place), and in a timed run it
+// would make the reference solution, run on that input afterwards, agree with it.
+std::string written_input(const Call& call, const Input& input, const float* kept, std::uint64_t seed)
+{
+    if (input.count == 0) return "";
+    DeviceBuffer<unsigned long long> first(1);
+    first.fill_bytes(0xff);
+    first_change_kernel<<<grid_for(input.count), 256>>>(input.data, kept, seed, input.count, first.data());
+    CUDA_CHECK_LAUNCH("the judge's check of the inputs");
+    const unsigned long long index = first.download()[0];
+    if (index >= input.count) return "";
+    float now = 0, was = 0;
+    CUDA_CHECK(cudaMemcpy(&now, input.data + index, sizeof now, cudaMemcpyDeviceToHost));
+    if (kept) CUDA_CHECK(cudaMemcpy(&was, kept + index, sizeof was, cudaMemcpyDeviceToHost));
+    else was = fresh_value(seed, static_cast<std::size_t>(index));
+    std::ostringstream text;
+    text.precision(7);
+    text << "your kernel wrote to its input `" << input.name << "`: " << input.name << "[" << index << "] was "
+         << was << ", is now " << now << " (after every call the judge compares each input, bit for bit, with "
+         << "what it handed over).\nHint: " << call.function << " only reads `" << input.name << "` (a const "
+         << "pointer): look for a kernel that writes through it, such as arguments passed in the wrong order, "
+         << "a result stored in place, or an index that runs past the end of another array.";
+    return text.str();
+}
+
+// The call's inputs as the judge handed them over, in copies of its own that the student's
+// process has no mapping of: checked after every judged run, and put back when a run wrote them,
+// so that later tests find the case as it was.
+class KeptInputs {
+public:
+    explicit KeptInputs(const std::vector<Input>& inputs) : inputs_(inputs)
+    {
+        for (const Input& input : inputs_) {
+            copies_.emplace_back(input.count);
+            if (input.count > 0)
+                CUDA_CHECK(cudaMemcpy(copies_.back().data(), input.data, input.count * sizeof(float),
+                                      cudaMemcpyDeviceToDevice));
+        }
+    }
+    // "" or what the run wrote to an input (written_input); the inputs are put back then.
+    std::string check(const Call& call)
+    {
+        for (std::size_t i = 0; i < inputs_.size(); ++i) {
+            const std::string written = written_input(call, inputs_[i], copies_[i].data(), 0);
+            if (written.empty()) continue;
+            put_back();
+            return written;
+        }
+        return "";
+    }
+
+private:
+    void put_back()
+    {
+        for (std::size_t i = 0; i < inputs_.size(); ++i)
+            if (inputs_[i].count > 0)
+                CUDA_CHECK(cudaMemcpy(const_cast<float*>(inputs_[i].data), copies_[i].data(), copies_[i].bytes(),
+                                      cudaMemcpyDeviceToDevice));
+    }
+    std::vector<Input> inputs_;
+    std::vector<DeviceBuffer<float>> copies_;
+};
 
 //! [output]
 // The output of a call: on the device with guard zones, or on the host for a round trip.
@@ -153,6 +243,32 @@ std::string check_record(const Call& call, const LaunchRecord& record, const Jud
                " next may read " + call.output + " before it is written.\nHint: wait for that stream "
                "(cudaStreamSynchronize) before returning, or launch on the default stream; and launch "
                "nothing from a thread of yours after the call has returned.";
+    if (record.left_running_ms > 0) {
+        std::ostringstream text;
+        text.precision(2);
+        text << std::fixed << "your process was still running GPU work " << record.left_running_ms << " ms after "
+             << call.function << " returned (the judge pauses your process once a call has returned, then "
+             << "waits until the GPU is idle before it reads " << call.output << ").\nHint: wait for every "
+             << "stream and every thread you started (cudaStreamSynchronize, join) before " << call.function
+             << " returns, and launch nothing after it has returned.";
+        return text.str();
+    }
+    if (!record.after_return.empty()) {
+        std::ostringstream text;
+        text.precision(2);
+        text << std::fixed << "your process launched " << kernel_display_name(record.after_return.front())
+             << " after the previous call of your code had returned (" << record.after_return_ms << " ms after), "
+             << "and before this one began: work done between calls is work nobody waits for or times.\nHint: "
+             << "launch every kernel from inside the call, on a stream the call waits for before it returns; a "
+             << "thread of yours must be joined before the call returns.";
+        return text.str();
+    }
+    if (!call.host_output && record.pinned_bytes > 0)
+        return "held " + std::to_string(record.pinned_bytes) + " bytes of page-locked host memory (from "
+               "cudaHostAlloc, cudaMallocHost or cudaHostRegister) while " + call.function + " ran. A kernel "
+               "reads and writes such memory in place, so the CPU could do the work there; " + call.function +
+               "'s arrays live on the device.\nHint: only a host round trip may stage through page-locked "
+               "memory, and it must free it (cudaFreeHost, cudaHostUnregister) before it returns.";
     // A device output is the kernel's to compute, from inputs in device memory: copying as much
     // as half of it to the host is the data a computation on the host needs. A few values (a
     // debugging print, a flag, a sample of the inputs) stay under a page, 4 KiB, and never count:
@@ -216,6 +332,7 @@ Verdict judge_into(const Call& call, const JudgeOptions& options, Output& out)
     bool changes = false;
     if (call.setup) call.setup();
     std::vector<LaunchRecord> records;
+    KeptInputs inputs(call.inputs);
     //! [judge]
     for (int run = 1; run <= options.runs; ++run) {
         out.poison();
@@ -225,6 +342,8 @@ Verdict judge_into(const Call& call, const JudgeOptions& options, Output& out)
         records.push_back(end_recording());
         const std::string wrong_launch = check_record(call, records.back(), options);
         if (!wrong_launch.empty()) return {false, where + ": " + wrong_launch};
+        const std::string written = inputs.check(call);
+        if (!written.empty()) return {false, where + ": " + written};
 
         const GuardReport guards = out.guards();
         // A run identical to the one before has the same comparison: only changes are compared again.
@@ -299,13 +418,28 @@ public:
     {
         for (std::size_t i = 0; i < inputs_.size(); ++i) {
             if (inputs_[i].count == 0) continue;
-            fill_uniform_kernel<<<grid_for(inputs_[i].count), 256>>>(
-                mutable_data(inputs_[i]), inputs_[i].count, base_seed_ + 0x100000ull * static_cast<std::uint64_t>(run) + i);
+            fill_uniform_kernel<<<grid_for(inputs_[i].count), 256>>>(mutable_data(inputs_[i]), inputs_[i].count,
+                                                                     seed(run, i));
             CUDA_CHECK(cudaGetLastError());
         }
     }
+    // "" when every input still holds the values refill(run) gave it; otherwise what changed
+    // (written_input). Checked against the seed, which only the judge knows, never against a
+    // buffer the student's process can write.
+    std::string written(const Call& call, int run) const
+    {
+        for (std::size_t i = 0; i < inputs_.size(); ++i) {
+            const std::string text = written_input(call, inputs_[i], nullptr, seed(run, i));
+            if (!text.empty()) return text;
+        }
+        return "";
+    }
 
 private:
+    std::uint64_t seed(int run, std::size_t input) const
+    {
+        return base_seed_ + 0x100000ull * static_cast<std::uint64_t>(run) + input;
+    }
     // The judge owns the case's arrays and puts their contents back: writing them is its right.
     static float* mutable_data(const Input& input) { return const_cast<float*>(input.data); }
     std::vector<Input> inputs_;
@@ -352,13 +486,18 @@ void launch_for_profiler(const Call& yours, const std::function<void(float* out)
 // what it launched, the guards, and the output: against the reference solution's on the run's
 // fresh input, or, without declared inputs, against the verified output. Throws TimedRunFailed.
 void check_timed_run(const Call& yours, const std::function<void(float* out)>& reference, const std::string& where,
-                     bool fresh_inputs, Output& out, Output& theirs_out)
+                     const FreshInputs& fresh, int fill, Output& out, Output& theirs_out)
 {
+    const bool fresh_inputs = fresh.any();
     const std::string wrong_launch = check_record(yours, end_recording(), {});
     if (!wrong_launch.empty()) throw TimedRunFailed{where + ": " + wrong_launch};
     const GuardReport guards = out.guards();
     if (!guards.intact()) throw TimedRunFailed{where + ": " + guards.describe(yours.output, yours.shape.count())};
     if (fresh_inputs) {
+        // The inputs first: the reference solution below runs on them, and must see what the
+        // judge handed over, not what the student's kernel left there.
+        const std::string written = fresh.written(yours, fill);
+        if (!written.empty()) throw TimedRunFailed{where + ": " + written};
         // The reference solution, on this run's input: what the output must be.
         theirs_out.poison();
         reference(theirs_out.data());
@@ -393,20 +532,23 @@ Timing time_yours(const Call& yours, const std::function<void(float* out)>& refe
     // again in the new process.
     if (g_before_yours_timed) g_before_yours_timed();
     if (yours.setup) yours.setup();
-    int run = 0, filled = 0;
+    int run = 0, filled = 0, checking = 0;
     TimingOptions checked;
     checked.before_each = [&] {
         // Each run its own fresh values, also where runs are queued into one batch before any
         // of them is checked (grading's clock.hpp).
-        if (fresh.any()) fresh.refill(filled++);
+        if (fresh.any()) fresh.refill(filled);
+        ++filled;
         out.poison();
         begin_recording();
     };
+    // Which run's fresh values the next check is about (a batch prepares all its runs first).
+    checked.before_check = [&](int prepared) { checking = prepared; };
     checked.after_each = [&] {
         ++run;
         const std::string where = "timed run " + std::to_string(run) + " of " +
                                   std::to_string(checked.warmup + checked.repetitions) + " (" + yours.what + ")";
-        check_timed_run(yours, reference, where, fresh.any(), out, theirs_out);
+        check_timed_run(yours, reference, where, fresh, checking, out, theirs_out);
     };
     return time_gpu([&] { yours.run(out.data()); }, checked);
 }

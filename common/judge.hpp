@@ -40,9 +40,14 @@ struct Failure {
 
 /// \brief A device array a call reads: the judge fills it with fresh random values before each
 /// timed run (and puts its contents back afterwards), so that no run sees an input seen before.
+/// After every call, judged or timed, the judge checks that each input is still bit for bit what
+/// it handed over (against a copy of its own, or against the fresh values it drew), so that a
+/// kernel that writes its input fails, naming the input and the first changed element, and never
+/// makes the reference solution agree with it.
 struct Input {
     const float* data = nullptr;  ///< the array, in device memory
     std::size_t count = 0;        ///< its number of floats
+    std::string name = "input";   ///< its name in the lab's API, e.g. "a"
 };
 
 /// \brief One graded call of a student's function: everything the judge needs to know.

@@ -32,6 +32,17 @@ struct LaunchRecord {
     /// drained: they ran on a stream the default stream does not wait for.
     std::vector<std::string> still_running;
     std::string unavailable;  ///< why nothing could be recorded (CUPTI held by another tool), or ""
+    /// Kernels that started after the previous call had returned and before this one began: a
+    /// thread of the student's (or a stream nobody waited for) launched them between calls.
+    std::vector<std::string> after_return;
+    double after_return_ms = 0;  ///< how long after the previous call returned the first of them started
+    /// How long the GPU was still running work of the process that ran the call after that call
+    /// returned, measured by the judge once that process was paused (0: it was idle at once).
+    double left_running_ms = 0;
+    /// Bytes of page-locked host memory (cudaHostAlloc, cudaMallocHost, cudaHostRegister) that
+    /// the student's code held at any moment of the call: kernels read and write such memory in
+    /// place, so the CPU could do a device function's work there.
+    std::size_t pinned_bytes = 0;
     /// CPU time the processes that ran the call took meanwhile, in milliseconds, read by the
     /// judge from /proc where the call ran in another process (0 otherwise), and the call's time
     /// on the judge's clock: a call whose work the CPU did shows there whatever it launched.

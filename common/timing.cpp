@@ -95,11 +95,17 @@ void have_gpu_alone()
 Timing time_gpu(const std::function<void()>& launch, const TimingOptions& options)
 {
     have_gpu_alone();  // no background tool run of this checker shares the GPU with a measurement
+    int prepared = 0;  // calls of before_each so far (TimingOptions::before_check)
+    const auto check = [&] {
+        if (options.before_check) options.before_check(prepared - 1);
+        if (options.after_each) options.after_each();
+    };
     const auto warm_up = [&] {
         if (options.before_each) options.before_each();
+        ++prepared;
         launch();
         CUDA_CHECK_LAUNCH("the warm-up run");
-        if (options.after_each) options.after_each();
+        check();
     };
     int warmups_left = options.warmup;
     if (call_clock().calls_made) {
@@ -115,6 +121,7 @@ Timing time_gpu(const std::function<void()>& launch, const TimingOptions& option
     std::vector<double> samples;
     for (int i = 0; i < options.repetitions; ++i) {
         if (options.before_each) options.before_each();
+        ++prepared;
         if (options.flush_l2) flush_l2(i);
         CUDA_CHECK(cudaEventRecord(start.event));
         launch();
@@ -124,7 +131,7 @@ Timing time_gpu(const std::function<void()>& launch, const TimingOptions& option
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start.event, stop.event));
         samples.push_back(ms);
-        if (options.after_each) options.after_each();
+        check();
         if (static_cast<int>(samples.size()) >= options.min_repetitions &&
             std::accumulate(samples.begin(), samples.end(), 0.0) >= options.enough_ms)
             break;

@@ -26,6 +26,11 @@ struct TimingOptions {
     std::function<void()> before_each;
     /// Runs after each run, outside the timed region (the judge verifies the output here).
     std::function<void()> after_each;
+    /// Runs just before each after_each, with the number of the run about to be checked: its
+    /// place among the calls of before_each, counted from 0 (warm-ups included). Runs queued in
+    /// batches (grading's clock.hpp) are all prepared before any of them is checked, so the
+    /// judge learns here which preparation, and so which fresh inputs, a check is about.
+    std::function<void(int run)> before_check;
     /// Timed runs stop early, after at least min_repetitions, once they add up to enough_ms: a
     /// 25 ms matmul's spread is a tenth of a percent, and ten more runs of it would only add a
     /// quarter of a second to every grade run. (nvbench stops otherwise: once its samples' relative

@@ -98,7 +98,7 @@ Call kernel_call(const std::shared_ptr<const Inputs>& in)
     call.tolerance = kSumTolerance;
     call.expected = [in]() -> const Reference& { return in->c; };
     call.run = [in](float* c) { launch_vector_add(in->device_a.data(), in->device_b.data(), c, in->n); };
-    call.inputs = {{in->device_a.data(), in->device_a.size()}, {in->device_b.data(), in->device_b.size()}};
+    call.inputs = {{in->device_a.data(), in->device_a.size(), "a"}, {in->device_b.data(), in->device_b.size(), "b"}};
     call.diagnose = [n = in->n](const Failure& f) { return diagnose(f, n); };
     return call;
 }

@@ -77,7 +77,7 @@ Call vector_call(const std::shared_ptr<const VectorCase>& v, int threads)
     call.tolerance = Tolerance{0, 0x1p-23, "one rounding of a + b"};
     call.expected = [v]() -> const Reference& { return v->c; };
     call.run = [v, threads](float* out) { launch_vector_add_blocks(v->device_a.data(), v->device_b.data(), out, v->n, threads); };
-    call.inputs = {{v->device_a.data(), v->device_a.size()}, {v->device_b.data(), v->device_b.size()}};
+    call.inputs = {{v->device_a.data(), v->device_a.size(), "a"}, {v->device_b.data(), v->device_b.size(), "b"}};
     call.diagnose = [](const Failure&) { return std::string("blocks = (n + threads_per_block - 1) / threads_per_block."); };
     return call;
 }

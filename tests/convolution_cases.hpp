@@ -231,7 +231,7 @@ inline Call call(const Kernel& kernel, const std::shared_ptr<const Image>& image
     c.expected = reference;
     c.setup = [kernel, mask, k] { kernel.set_mask(mask->data(), k); };
     c.run = [kernel, image, k](float* out) { kernel.launch(image->device_in.data(), out, image->height, image->width, k); };
-    c.inputs = {{image->device_in.data(), image->device_in.size()}};
+    c.inputs = {{image->device_in.data(), image->device_in.size(), "in"}};
     c.diagnose = [=](const Failure& f) { return diagnose(kernel, image->in, h, w, *mask, k, reference().host(), f); };
     c.race_hint = "Threads read tile cells that other threads load: is there a __syncthreads() between "
                   "loading the tile and computing from it, reached by every thread of the block (no early "

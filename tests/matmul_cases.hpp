@@ -126,7 +126,7 @@ inline Call call(const Launch& launch, const void* address, const std::string& f
     c.tolerance = tolerance(k, inputs);
     c.expected = [t]() -> const Reference& { return t->c; };
     c.run = [t, launch](float* out) { launch(t->device_a.data(), t->device_b.data(), out, t->m, t->k, t->n); };
-    c.inputs = {{t->device_a.data(), t->device_a.size()}, {t->device_b.data(), t->device_b.size()}};
+    c.inputs = {{t->device_a.data(), t->device_a.size(), "a"}, {t->device_b.data(), t->device_b.size(), "b"}};
     c.diagnose = [t, lab_hint, inputs](const Failure& f) { return diagnose(*t, f, lab_hint, inputs); };
     c.race_hint = "Does every thread wait at a __syncthreads() after loading the tiles, and again before "
                   "the next phase overwrites them?";

@@ -86,7 +86,7 @@ inline Call call(Launch launch, const char* function, int rows, int cols)
     c.tolerance = exact_copy();
     c.expected = [t]() -> const Reference& { return t->out; };
     c.run = [t, launch](float* out) { launch(t->device_in.data(), out, t->rows, t->cols); };
-    c.inputs = {{t->device_in.data(), t->device_in.size()}};
+    c.inputs = {{t->device_in.data(), t->device_in.size(), "in"}};
     c.diagnose = [t](const Failure& f) { return diagnose(*t, f); };
     c.race_hint = "Either several threads write the same element (check the write index), or threads "
                   "read shared memory before other threads have loaded it (is there a __syncthreads() "

@@ -97,6 +97,21 @@ TEST_CASE("compare: the tolerance is abs + rel * |ref|, and its reason is printe
     CHECK_FALSE(Tolerance::exact().accepts(3.0, 4.0));
 }
 
+TEST_CASE("compare: NaN and infinity never pass, whatever the tolerance, on either side")
+{
+    const Tolerance loose{1e30, 1e30, "as loose as can be"};
+    CHECK_FALSE(loose.accepts(NAN, 1.0));
+    CHECK_FALSE(loose.accepts(INFINITY, 1.0));
+    CHECK_FALSE(loose.accepts(-INFINITY, 1.0));
+    // An infinite reference would make the bound infinite and pass any finite value.
+    CHECK_FALSE(loose.accepts(1.0, INFINITY));
+    CHECK_FALSE(loose.accepts(INFINITY, INFINITY));
+    CHECK_FALSE(loose.accepts(NAN, NAN));
+    const std::vector<float> got{1.0f, INFINITY, 3.0f};
+    const std::vector<double> want{1.0, 2.0, 3.0};
+    CHECK_FALSE(compare("c", got, want, Shape::vector(3), loose).ok());
+}
+
 TEST_CASE("compare: an unwritten tail is told apart from wrong values, with its index range")
 {
     std::vector<float> got(1025, 2.0f);

@@ -90,7 +90,11 @@ std::vector<std::string> runner_tool()
 
 Runner& student_runner()
 {
-    static Runner runner(this_program() + "_runner", "your code", runner_tool());
+    static Runner& runner = [] () -> Runner& {
+        static Runner made(this_program() + "_runner", "your code", runner_tool());
+        made.pause_between_calls();
+        return made;
+    }();
     return runner;
 }
 

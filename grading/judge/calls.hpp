@@ -39,6 +39,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -156,6 +157,11 @@ public:
     /// for its exit.
     void end();
 
+    /// \brief Has every call of this runner end with its processes paused (SIGSTOP) until the
+    /// next call, once the judge's clock has stopped, and the GPU checked for work it left
+    /// running (the record's left_running_ms): the student's runner, unless under a tool.
+    void pause_between_calls();
+
     /// \brief The process the judge started for the runner, or -1 while none runs: the sandbox's
     /// first command (unshare, bwrap), with the runner, and whatever it starts, below it.
     pid_t pid() const { return pid_; }
@@ -164,6 +170,7 @@ private:
     void start();   // launches if needed, then waits for the runner's hello
     void launch();  // starts the process
     void read_record();
+    void pause_after_call(std::chrono::steady_clock::time_point answered);  // pause_between_calls
     bool freeze();  // pauses every process below it; false where it could not (hold_off_gpu)
     void thaw();    // lets the processes freeze() paused go on
     std::vector<int> kill_process();  // kills it; returns its namespace's first processes
@@ -176,6 +183,7 @@ private:
     int socket_ = -1;
     bool greeted_ = false;  // its hello (the functions it defines) was read
     bool record_pending_ = false;
+    bool pause_between_calls_ = false;  // pause_between_calls
     double last_ms_ = 0;
     Timeline timeline_;
     double cpu_ms_ = 0;  // the CPU time the runner's processes took during the last call (from /proc)
@@ -189,6 +197,10 @@ private:
     std::vector<int> frozen_;  // the processes freeze() paused
     int tool_output_ = -1;     // keep_tool_output's file (a memfd), which the tool writes to
 };
+
+/// \brief How long the judge waits, at most, for work a runner left running on the GPU after a
+/// call returned, in milliseconds; then the runner is stopped, and its work with it.
+constexpr double kMostLeftRunningMs = 2000;
 
 /// \brief The runner that holds the student's code: `<this checker>_runner`, beside it.
 Runner& student_runner();

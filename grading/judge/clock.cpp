@@ -162,13 +162,18 @@ Timing time_calls(const std::function<void()>& launch, const TimingOptions& opti
     const auto timing_started = std::chrono::steady_clock::now();
     measure_round_trip();
     // One run, unbatched: its time on the judge's clock, less a round trip per call.
+    // Runs prepared by before_each so far: time_gpu's first warm-up was the first
+    // (TimingOptions::before_check).
+    int prepared = 1;
     const auto one_run = [&](int pass) {
         if (options.before_each) options.before_each();
+        ++prepared;
         if (options.flush_l2) flush_l2(pass);
         take_charged();
         launch();
         CUDA_CHECK(cudaGetLastError());
         const Charged run = take_charged();
+        if (options.before_check) options.before_check(prepared - 1);
         if (options.after_each) options.after_each();
         return run;
     };
@@ -191,8 +196,10 @@ Timing time_calls(const std::function<void()>& launch, const TimingOptions& opti
     Batching batching(runs);
     constexpr double kAlways = 1e300, kNever = -1;
     const auto one_batch = [&](int pass, double check_below, int count) {
+        const int first = prepared;  // the run prepared for slot 0
         for (int slot = 0; slot < count; ++slot) {
             if (options.before_each) options.before_each();
+            ++prepared;
             fill_slot(slot);
             launch();
         }
@@ -201,6 +208,7 @@ Timing time_calls(const std::function<void()>& launch, const TimingOptions& opti
         if (ms < check_below && options.after_each)
             for (int slot = 0; slot < count; ++slot) {
                 restore_slot(slot);
+                if (options.before_check) options.before_check(first + slot);
                 options.after_each();
             }
         return ms;

@@ -27,6 +27,7 @@
 
 #include "common/timing.hpp"
 
+#include <chrono>
 #include <functional>
 
 namespace workbook::remote {
@@ -83,6 +84,16 @@ double median_turn_ms(int runs);
 /// running, even one that a paused process had queued, holds the GPU until its time slice ends.
 /// \return false also where the grader gave no such figure (a checker run by hand)
 bool gpu_idle();
+
+/// \brief How long the GPU went on running another process's work after `since` (the moment a
+/// runner said "done"), in milliseconds, or 0 when it was idle at once. Called once that runner is
+/// paused, so that it can queue nothing more: a kernel of the judge's runs at once on an idle
+/// GPU, and waits while another context's work holds it. A slow turn counts only where this
+/// thread was not preempted meanwhile (its involuntary context switches, from getrusage), so that
+/// a busy CPU is never taken for a busy GPU. Waits until the GPU is idle, at most `most_ms`.
+/// \param since when the call returned
+/// \param most_ms how long to wait for the GPU at most
+double gpu_busy_after_ms(std::chrono::steady_clock::time_point since, double most_ms);
 
 /// \brief The round trip measure_round_trip measured last (measured now if never).
 double round_trip_ms();

@@ -385,6 +385,7 @@ bool Runner::defines(const std::string& name)
 wire::Reader Runner::call(const wire::Message& request, const std::string& name)
 {
     start();
+    if (!frozen_.empty()) thaw();  // paused since its last call (pause_after_call)
     if (record_pending_) read_record();
     // The judge's own work (poison, inputs, guards) is finished before the call starts: a call
     // that runs on a stream of its own sees it done.
@@ -419,6 +420,7 @@ wire::Reader Runner::call(const wire::Message& request, const std::string& name)
     // a lab grades is the GPU's (check_record in common/judge.cu).
     cpu_ms_ = cpu_counts_ ? cpu_ms_below(pid_) - cpu_before : 0;
     record_pending_ = true;
+    if (pause_between_calls_) pause_after_call(answered);
     const auto status = done.get<wire::Status>();
     const auto code = static_cast<cudaError_t>(done.get<std::int32_t>());
     const bool sticky = done.get<unsigned char>() != 0;
@@ -431,7 +433,7 @@ wire::Reader Runner::call(const wire::Message& request, const std::string& name)
         timeline_.ended = done.get<double>();
         return done;
     }
-    read_record();
+    if (record_pending_) read_record();
     // The error's name and words are the judge's own, from its code; the runner's report follows.
     const std::string error = std::string(cudaGetErrorString(code)) + " (" + cudaGetErrorName(code) + ")";
     if (sticky) {
@@ -444,6 +446,30 @@ wire::Reader Runner::call(const wire::Message& request, const std::string& name)
         throw CudaError(code, error + "; the process that runs your code reported: " + text);
     throw std::runtime_error("the process that runs your code reported: " + text);
 }
+
+void Runner::pause_after_call(std::chrono::steady_clock::time_point answered)
+{
+    // The record follows "done" at once: the runner sends it before it answers.
+    read_record();
+    // Paused until its next call, so that nothing of the student's runs while the judge reads
+    // the call's arrays: a thread that launches once the call has returned, a kernel still
+    // writing. Its processes go on (thaw) when the next call is sent.
+    freeze();
+    // Work it had queued still runs: the judge waits for it, and the call loses that run.
+    const double busy_ms = gpu_busy_after_ms(answered, kMostLeftRunningMs);
+    if (busy_ms <= 0) return;
+    recorded_.left_running_ms = std::max(recorded_.left_running_ms, busy_ms);
+    if (clock_trace() > 0)
+        std::printf("runner: the GPU ran work of %s for %.2f ms after the call returned\n", who_.c_str(), busy_ms);
+    // Still busy after that long: the work ends with the process.
+    if (busy_ms >= kMostLeftRunningMs) {
+        const LaunchRecord kept = recorded_;
+        stop_and_wait();
+        recorded_ = kept;
+    }
+}
+
+void Runner::pause_between_calls() { pause_between_calls_ = tool_.empty(); }
 
 void Runner::note_allocation(unsigned long long id)
 {
@@ -485,6 +511,12 @@ void Runner::read_record()
         record.still_running.push_back(message.get_string());
     const std::string unavailable = message.get_string();
     if (!unavailable.empty()) record.unavailable = as_their_words(unavailable);
+    std::vector<std::string> after_return;
+    for (auto count = message.get<std::uint32_t>(); count > 0; --count) after_return.push_back(message.get_string());
+    const double after_return_ms = message.get<double>();
+    if (record.after_return.empty()) record.after_return_ms = after_return_ms;
+    record.after_return.insert(record.after_return.end(), after_return.begin(), after_return.end());
+    record.pinned_bytes = std::max(record.pinned_bytes, static_cast<std::size_t>(message.get<std::uint64_t>()));
     // Measured here, by the judge, not reported by the runner.
     record.host_cpu_ms += cpu_ms_;
     record.call_ms += last_ms_;
@@ -494,6 +526,7 @@ void Runner::read_record()
 int Runner::finish()
 {
     if (pid_ < 0) return -1;
+    if (!frozen_.empty()) thaw();
     if (record_pending_) read_record();
     wire::send(socket_, wire::Message(wire::Op::exit));
     // A tool wrapped around the runner writes its report as it exits: give it time, not forever

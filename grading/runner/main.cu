@@ -1,8 +1,9 @@
 // The runner's main(): serve the judge's calls of the student's functions, one at a time.
 //
-// For each call: map the judge's arrays, start CUPTI's recording, call the function, note when
-// the default stream has drained after it returned, wait for the whole GPU, answer "done", then
-// send what CUPTI saw. The judge's clock stops at "done"; the record follows outside it.
+// For each call: put back the device state the last call set, map the judge's arrays, start
+// CUPTI's recording, call the function, note when the default stream has drained after it
+// returned, wait for the whole GPU, read what CUPTI saw, answer "done" and send the record. The
+// judge's clock stops at "done"; then the judge pauses this process until its next call.
 // Where CUDA IPC is missing (practice mode), the judge's device arrays come as host copies: each
 // is copied into a device allocation of the runner's for the call and back after it
 // (Kind::device_copy), and the record ends before those copies back, which are not the call's.
@@ -256,11 +257,16 @@ wire::Message record_message(const LaunchRecord& record)
         message.put(static_cast<std::uint32_t>(sent.still_running.size()));
         for (const std::string& kernel : sent.still_running) message.put_string(kernel);
         message.put_string(sent.unavailable);
+        message.put(static_cast<std::uint32_t>(sent.after_return.size()));
+        for (const std::string& kernel : sent.after_return) message.put_string(kernel);
+        message.put(sent.after_return_ms);
+        message.put(static_cast<std::uint64_t>(sent.pinned_bytes));
         return message;
     };
     LaunchRecord sent = record;
     sent.kernels = distinct(record.kernels);
     sent.still_running = distinct(record.still_running);
+    sent.after_return = distinct(record.after_return);
     wire::Message message = encode(sent);
     if (message.bytes().size() <= wire::kMaxMessage) return message;
     LaunchRecord too_large;
@@ -454,11 +460,18 @@ bool serve_call(int socket, wire::Reader& request, bool ping)
     std::vector<Call> calls;
     double own_ms = 0;
     g_practice_copies = 0;
+    // Whatever device state an earlier call, or a thread between calls, set is put back: no timed
+    // run inherits it (device_state.cu).
+    reset_device_state();
+    reset_pinned_watch();
     step_of_call(outcome, [&] {
         recording = begin_recording_if_free();
         cudaGetLastError();  // the student's call starts with no error pending from the runner's
         run_calls(request, ping, result, calls, own_ms);
     });
+    // And after the call: lines it made persisting must not survive the judge's L2 flush before
+    // the next timed run, nor a carve-out reach the reference's runs while this process is paused.
+    if (!ping) reset_device_state();
     // Practice mode: the record ends before the copies back into the judge's files, which are the
     // runner's work, not the call's (a copy to the host would count as the call's own).
     const bool practice = g_practice_copies > 0;
@@ -477,13 +490,16 @@ bool serve_call(int socket, wire::Reader& request, bool ping)
             outcome.text = std::string(cudaGetErrorString(late)) + " (" + cudaGetErrorName(late) + ")";
         }
     }
-    if (!wire::send(socket, done_message(outcome, own_ms, result))) return false;
-
+    // The record, and the runner's own housekeeping, come before "done": the judge pauses this
+    // process as soon as its clock has stopped and keeps it paused while it reads the call's
+    // arrays, so that nothing of the student's runs after the call returned (a thread that
+    // launches late, a kernel still writing); a paused process could not send its record.
     if (!practice) seen = what_it_launched(recording, outcome);
+    seen.pinned_bytes = most_pinned_bytes();
     launch_after_recording(recording, outcome);
-    if (!wire::send(socket, record_message(seen))) return false;
     Arguments::forget_stale_allocations();
-    return true;
+    if (!wire::send(socket, done_message(outcome, own_ms, result))) return false;
+    return wire::send(socket, record_message(seen));
 }
 
 // The judge's question at its start (Op::probe_ipc): can this process open a CUDA IPC handle of

@@ -115,4 +115,16 @@ Function serve(const char* name, R (*function)(A...))
 /// \brief The lab's API functions: defined by the file grading/buildtools/api_stubs.py generates.
 const std::vector<Function>& lab_functions();
 
+/// \brief Puts back the device state a call may have set: the persisting-L2 carve-out and its
+/// lines, the default stream's access-policy window, the cache preference (device_state.cu).
+void reset_device_state();
+
+/// \brief Starts counting the page-locked host memory the student's code holds afresh, from
+/// what it holds now (device_state.cu).
+void reset_pinned_watch();
+
+/// \brief The most page-locked host memory the student's code held since reset_pinned_watch, in
+/// bytes.
+std::size_t most_pinned_bytes();
+
 }  // namespace workbook::runner
