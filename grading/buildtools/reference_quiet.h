@@ -8,7 +8,7 @@
 // neither its text nor its file. The machine code is the same; only the error messages differ.
 #pragma once
 
-#include "common/check.hpp"
+#include "../../common/check.hpp"  // by its path from here: CMake's compiler check has no include path
 
 #undef CUDA_CHECK
 #define CUDA_CHECK(call) ::workbook::check_cuda((call), "a CUDA call of the reference solution", "reference", 0)

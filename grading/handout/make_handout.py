@@ -275,12 +275,13 @@ def ship_references(parts, build_dir, out, architectures, log):
         shutil.copyfile(objects[0], os.path.join(reference, part["id"] + ".o"))
         anonymous_names_hidden(os.path.join(reference, part["id"] + ".o"), log)
         # The kernels the reference defines, which its judge holds every launch to (the workbook's
-        # build writes this list when it links the reference's runner).
+        # build writes this list when it links the reference's runner). Without --workbook: which
+        # files a student's file may include is no question for the solution, which the
+        # workbook's own build checks, and this one read grading/buildtools/reference_quiet.h.
         run([sys.executable, os.path.join(ROOT, "grading", "buildtools", "student_symbols.py"),
              "--source", part["source"], "--lab", part["id"],
              "--out", os.path.join(reference, part["id"] + ".kernels"),
-             "--reference", *part["renamed"], "--workbook", ROOT, "--confined", build_dir,
-             "--", objects[0]], log)
+             "--reference", *part["renamed"], "--", objects[0]], log)
     with open(os.path.join(HERE, "reference_readme.md"), encoding="utf-8") as f:
         text = f.read()
     nvcc = "nvcc"
