@@ -209,6 +209,9 @@ private:
 };
 //! [output]
 
+// Whether a kernel that started between two calls fails the next one (LaunchRecord::after_return).
+constexpr bool kJudgeKernelsBetweenCalls = false;
+
 // The CPU time a call of a device function may take beyond one core for the whole call
 // (check_cpu_time): set-up costs of an honest call stay far below it.
 constexpr double kMostCpuMs = 20;
@@ -253,7 +256,8 @@ std::string check_record(const Call& call, const LaunchRecord& record, const Jud
              << " returns, and launch nothing after it has returned.";
         return text.str();
     }
-    if (!record.after_return.empty()) {
+    // Kernels between calls: recorded, not yet judged (unproven on a GPU: issue 63).
+    if (kJudgeKernelsBetweenCalls && !record.after_return.empty()) {
         std::ostringstream text;
         text.precision(2);
         text << std::fixed << "your process launched " << kernel_display_name(record.after_return.front())
