@@ -449,7 +449,7 @@ wire::Reader Runner::call(const wire::Message& request, const std::string& name)
 
 void Runner::pause_after_call(std::chrono::steady_clock::time_point answered)
 {
-    // The record follows "done" at once: the runner sends it before it answers.
+    // The record first: the runner sends it once it has read CUPTI, right after "done".
     read_record();
     // Paused until its next call, so that nothing of the student's runs while the judge reads
     // the call's arrays: a thread that launches once the call has returned, a kernel still

@@ -2,8 +2,8 @@
 //
 // For each call: put back the device state the last call set, map the judge's arrays, start
 // CUPTI's recording, call the function, note when the default stream has drained after it
-// returned, wait for the whole GPU, read what CUPTI saw, answer "done" and send the record. The
-// judge's clock stops at "done"; then the judge pauses this process until its next call.
+// returned, wait for the whole GPU, answer "done", then send what CUPTI saw. The judge's clock
+// stops at "done"; the record follows outside it.
 // Where CUDA IPC is missing (practice mode), the judge's device arrays come as host copies: each
 // is copied into a device allocation of the runner's for the call and back after it
 // (Kind::device_copy), and the record ends before those copies back, which are not the call's.
@@ -490,16 +490,16 @@ bool serve_call(int socket, wire::Reader& request, bool ping)
             outcome.text = std::string(cudaGetErrorString(late)) + " (" + cudaGetErrorName(late) + ")";
         }
     }
-    // The record, and the runner's own housekeeping, come before "done": the judge pauses this
-    // process as soon as its clock has stopped and keeps it paused while it reads the call's
-    // arrays, so that nothing of the student's runs after the call returned (a thread that
-    // launches late, a kernel still writing); a paused process could not send its record.
+    if (!wire::send(socket, done_message(outcome, own_ms, result))) return false;
+
+    // What CUPTI saw is read after "done", outside the judge's clock (the forced flush, and the
+    // wait of CUPTI's next launch, would otherwise lengthen every call).
     if (!practice) seen = what_it_launched(recording, outcome);
     seen.pinned_bytes = most_pinned_bytes();
     launch_after_recording(recording, outcome);
+    if (!wire::send(socket, record_message(seen))) return false;
     Arguments::forget_stale_allocations();
-    if (!wire::send(socket, done_message(outcome, own_ms, result))) return false;
-    return wire::send(socket, record_message(seen));
+    return true;
 }
 
 // The judge's question at its start (Op::probe_ipc): can this process open a CUDA IPC handle of
