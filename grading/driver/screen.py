@@ -124,7 +124,8 @@ def print_no_device_verdict(labs, device, args):
         print("  Every lab built%s." % ("" if getattr(args, "no_build", False) else " without a compile error"))
     print("  To grade, run the same command where there is an NVIDIA GPU (compute capability 7.5 or newer):")
     print("    - Google Colab's free T4: open docs/colab.ipynb in Colab (README.md says how);")
-    print("    - a Slurm cluster, from its login node: %s RUNNER=slurm;" % make_command(args))
+    if not os.environ.get("SLURM_JOB_ID"):  # inside a Slurm job, srun already brought us here
+        print("    - a Slurm cluster, from its login node: %s RUNNER=slurm;" % make_command(args))
     print("    - a machine of your own with an NVIDIA GPU, its driver and the CUDA toolkit.")
     sys.stdout.flush()
 
