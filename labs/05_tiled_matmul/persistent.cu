@@ -24,7 +24,7 @@
 //
 // Precision. A and B truncated by the tensor core (relative error below 2^-10 each), products
 // and sums in FP32: step 4's tolerance, which already assumes truncated inputs.
-// Read the section "Going further, step 5" of README.md first. Check your work with:
+// Read persistent.md first (going further, step 5). Check your work with:
 //   make check LAB=05
 // Run your own tests with a time limit (timeout 60 ...): a barrier that is never released hangs.
 #include "common/check.hpp"

@@ -4,7 +4,7 @@
 // A block of 256 threads computes a 128 x 128 tile of C, stepping along k by 8. Each thread
 // keeps an 8 x 8 block of C in registers: per step it reads 8 values of A and 8 of B from shared
 // memory and does 64 multiply-adds with them, where lab 05's kernel did one per two reads.
-// Read the section "Going further, step 1" of README.md first. Check your work with:
+// Read register_blocking.md first (going further, step 1). Check your work with:
 //   make check LAB=05
 #include "common/check.hpp"
 

@@ -21,7 +21,7 @@
 // Cost: three times step 5's work, plus one pass over memory to write the copies (A and B read
 // once, 3 copies of each written). Where step 5 runs at cuBLAS TF32's speed, three of its
 // products still take less time than one SGEMM on the CUDA cores.
-// Read the section "Going further, step 6" of README.md first; this step needs your step 5
+// Read split_tf32.md first (going further, step 6); this step needs your step 5
 // (persistent.cu), which does the product. Check your work with:
 //   make check LAB=05
 // Sources: S. Markidis et al., "NVIDIA Tensor Core Programmability, Performance & Precision"

@@ -21,7 +21,7 @@
 //      when a slice has landed.
 // The mma, cvt, ldmatrix, cp.async and mbarrier instructions need sm_80 or later: on older GPUs
 // the kernel stops at once (__trap), and the checker does not run it there.
-// Read the section "Going further, step 3" of README.md first. Check your work with:
+// Read tensor_cores.md first (going further, step 3). Check your work with:
 //   make check LAB=05
 #include "common/check.hpp"
 #include "common/tma.hpp"  // workbook::tensor_map_swizzled(matrix, rows, cols, box_rows): TMA's map of a

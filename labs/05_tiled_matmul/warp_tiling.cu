@@ -13,7 +13,7 @@
 //   3. Double buffering. Two copies of each slice in shared memory. The next slice's global
 //      loads are issued before this slice's 1024 multiply-adds per thread and land while those
 //      run, so no warp waits for device memory; and one barrier per slice instead of two.
-// Read the section "Going further, step 2" of README.md first. Check your work with:
+// Read warp_tiling.md first (going further, step 2). Check your work with:
 //   make check LAB=05
 #include "common/check.hpp"
 

@@ -28,7 +28,7 @@
 // Precision. B's elements pass through registers, where cvt.rna rounds them to TF32 (relative error
 // at most 2^-11). A's elements go from shared memory to the tensor core as they are, and it reads
 // only their top 19 bits: truncation (relative error below 2^-10). The products and sums are FP32.
-// Read the section "Going further, step 4" of README.md first. Check your work with:
+// Read wgmma.md first (going further, step 4). Check your work with:
 //   make check LAB=05
 // Run your own tests with a time limit (timeout 60 ...): a barrier that is never released hangs.
 #include "common/check.hpp"
