@@ -42,7 +42,7 @@ std::size_t array_extent(const void* pointer);
 /// \brief An array in device memory that frees itself.
 /// \tparam T a trivially copyable element type
 ///
-/// \snippet common/judge.cu output
+/// \snippet common/judge_internal.cuh output
 template <class T>
 class DeviceBuffer {
     static_assert(std::is_trivially_copyable<T>::value, "device buffers hold plain data");
@@ -64,7 +64,7 @@ public:
 
     /// \brief Allocates a buffer and copies host data into it.
     /// \param host the elements to upload
-    /// \snippet common/judge.cu output
+    /// \snippet common/judge_internal.cuh output
     explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
 
     ~DeviceBuffer()
@@ -220,7 +220,7 @@ GuardReport inspect_guards(const std::vector<unsigned char>& guard_before,
 /// \brief An output array in device memory with poison inside and canaries around it.
 /// \tparam T the element type
 ///
-/// \snippet common/judge.cu output
+/// \snippet common/judge_internal.cuh output
 template <class T>
 class GuardedOutput {
 public:
@@ -229,7 +229,7 @@ public:
 
     /// \brief Allocates count elements plus the two guard zones, already poisoned.
     /// \param count the number of output elements
-    /// \snippet common/judge.cu output
+    /// \snippet common/judge_internal.cuh output
     explicit GuardedOutput(std::size_t count)
         : count_(count), storage_(2 * guard_bytes + count * sizeof(T))
     {

@@ -240,7 +240,7 @@ Comparison compare_on_device(const std::string& name, const float* got, const Re
 /// \param expected the other output, shape.count() floats in device memory
 /// \param shape how to name elements
 /// \param tolerance the bound, with its reason
-/// \snippet common/judge.cu fresh inputs
+/// \snippet common/judge_speed.cu fresh inputs
 Comparison compare_on_device(const std::string& name, const float* got, const float* expected, Shape shape,
                              const Tolerance& tolerance);
 

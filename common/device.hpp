@@ -126,7 +126,7 @@ double tf32_peak_gflops();
 
 /// \brief "2710 GB/s = 91% of copy (2990 GB/s)": a bandwidth beside the copy ceiling.
 /// \param gbs the bandwidth to report
-/// \snippet common/judge.cu versus
+/// \snippet common/judge_speed.cu versus
 std::string versus_copy(double gbs);
 
 /// \brief "9000 GFLOP/s = 18% of cuBLAS SGEMM (51000 GFLOP/s)": a rate beside the SGEMM ceiling.

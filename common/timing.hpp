@@ -65,11 +65,11 @@ struct Timing {
     double seconds() const { return ms_per_run() * 1e-3; }
     /// \brief The rate for a given amount of work: units / seconds() / 1e9.
     /// \param units bytes for GB/s, floating-point operations for GFLOP/s
-    /// \snippet common/judge.cu versus
+    /// \snippet common/judge_speed.cu versus
     double giga_per_second(double units) const { return units / seconds() / 1e9; }
     /// \brief Text such as "0.412 ms (median of 15, spread 1.3%)", or "0.2 ms (fastest of 5
     /// batches of 12 runs, spread 0.4%)".
-    /// \snippet common/judge.cu versus
+    /// \snippet common/judge_speed.cu versus
     std::string describe() const;
 };
 
@@ -109,7 +109,7 @@ void flush_l2(int pass);
 /// \param launch enqueues the work to time on the default stream (e.g. a kernel launch)
 /// \param options warm-up, repetitions and L2 flushing
 /// \return the per-run times; launch and execution errors throw CudaError
-/// \snippet common/judge.cu timed runs
+/// \snippet common/judge_speed.cu timed runs
 Timing time_gpu(const std::function<void()>& launch, const TimingOptions& options = {});
 
 }  // namespace workbook
