@@ -4,7 +4,7 @@ this comes from.
 Timeouts come from the reference solution's own time for each test on this GPU, timed once and
 kept in <build>/grade/reference_times.json: TIMEOUT_FACTOR times that, and never under
 TIMEOUT_FLOOR. A kept time is used again only on the same GPU and with the same build of the
-reference checker. (grade.py's test_timeouts decides, and times the reference when it must.)
+reference checker. (one_lab.py's test_timeouts decides, and times the reference when it must.)
 """
 import json
 import os
