@@ -101,6 +101,11 @@ BY_NAME = {
 # backtraces); dlerror, dlclose (nothing to do without dlopen). A file that finds a library's
 # symbol table by parsing memory by hand is not seen here; CUPTI still sees any kernel it launches.
 
+# The grader's own namespaces: the runner (workbook::runner, linked into the student's process, where
+# its state of the running call lives) and the judge's side (workbook::remote). No common/ header
+# declares them, so a lab file that references one of their names reached past the lab's API.
+GRADER_NAMESPACES = re.compile(r"_ZNK?8workbook6(runner|remote)")
+
 
 def function_name(symbol):
     """The name of the function a symbol is, as the file wrote it: an extern "C" name as it is, a
@@ -241,6 +246,13 @@ def main():
                   "yourself: remove every %s call and #include, and write the kernel the lab asks for."
                   % (a.source, library, ", ".join(used[:3]), ", ..." if len(used) > 3 else "", library))
             return 1
+    grader = sorted(s for s in referenced if GRADER_NAMESPACES.match(s))
+    if grader:
+        shown = subprocess.run(["c++filt", *grader[:3]], stdout=subprocess.PIPE, text=True).stdout.split("\n")
+        print("%s: error: this file uses the grader's own code (%s%s), which is not part of a lab's API. "
+              "Remove it: a lab file uses the workbook's common/ headers and the CUDA runtime."
+              % (a.source, ", ".join(s for s in shown if s), ", ..." if len(grader) > 3 else ""))
+        return 1
     refused = refused_calls(defined | referenced, a.lab)
     for _, message in refused:
         print("%s: error: %s" % (a.source, message))

@@ -1,7 +1,7 @@
 // One runner process, the judge's side of it (Runner in calls.hpp): starting it (the process
 // itself, in its sandbox: runner_launch.cpp), the exchange of a call, its answer and its launch
 // record over the socket, and noticing when it dies. calls.cpp decides which runner a call goes
-// to and what it carries.
+// to, arguments.cpp what it carries.
 #include "calls.hpp"
 #include "clock.hpp"
 

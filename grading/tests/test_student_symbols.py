@@ -140,6 +140,19 @@ void run(const float* a, const float* b, float* c, int n)
 }
 """
 
+# Declares names of the grader's own code, linked into the runner beside the lab file, as a file
+# that read the grader's sources could: the runner's state of the running call, its device reset.
+GRADER_INTERNALS = r"""
+namespace workbook::runner { extern int g_call; void reset_device_state(); }
+namespace workbook::remote { double round_trip_ms(); }
+void run(float* c)
+{
+    workbook::runner::g_call = 0;
+    workbook::runner::reset_device_state();
+    c[0] = static_cast<float>(workbook::remote::round_trip_ms());
+}
+"""
+
 
 class Compiled:
     """Compiles each source once per set of flags, into one temporary folder."""
@@ -219,6 +232,14 @@ class CallsByLab(unittest.TestCase):
                     self.assert_refused(ENTRY_POINT, lab, ["cudaGetDriverEntryPoint"],
                                         "fetching driver functions by name at run time is not allowed "
                                         "in a lab file. Remove it", *flags)
+
+    def test_the_graders_own_names_are_refused_in_every_lab(self):
+        for lab in ("01_vector_add", "05_tiled_matmul"):
+            with self.subTest(lab=lab):
+                status, output = self.check(GRADER_INTERNALS, lab, "-O0")
+                self.assertNotEqual(status, 0, "lab %s built a file that uses the runner's own names" % lab)
+                self.assertIn("lab.cu: error: this file uses the grader's own code (", output)
+                self.assertIn("workbook::runner::g_call", output)
 
     def test_correct_cuda_builds_in_every_lab(self):
         for lab in ("01_vector_add", "02_naive_transpose", "04_naive_matmul", "05_tiled_matmul"):
