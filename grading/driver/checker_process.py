@@ -135,6 +135,7 @@ class HeldChecker:
 
     def __init__(self, binary, filters, env_extra, log_name, tests):
         self.tests = tests  # its lab's tests (list_tests of the reference), listed ahead too
+        self.env_extra = env_extra  # what it was started with (one_lab.grade_lab compares)
         self.cmd = checker_command(binary, 0, filters, log_name)
         go_read, self.go_write = os.pipe()
         self.proc, self.read_fd, self.key = start_checker(self.cmd, env_extra, go_fd=go_read,

@@ -65,7 +65,7 @@ from building import (SOURCE_DIR, build_references, build_up_front, checker_targ
                       configure, submission_options)
 from checker_process import EXIT_NO_DEVICE, HeldChecker, adopt_leftovers, list_tests, reap_checkers
 from device import probe_device
-from one_lab import grade_lab, lab_log_path, reference_checker
+from one_lab import grade_lab, lab_env, lab_log_path, reference_checker
 from reports import write_reports
 from results import Lab, practice_line, practice_of
 from screen import next_step, print_device, print_no_device_verdict, print_scores
@@ -323,7 +323,9 @@ class CheckersAhead:
         tests = list_tests(reference_checker(lab, run.trusted_build_dir, False), run.filters)
         if not tests:
             return  # --test names none of its tests: it will not run
-        self.held[lab.id] = HeldChecker(binary, run.filters, run.env_extra, lab_log_path(run.log_dir, lab), tests)
+        trusted = reference_checker(lab, run.trusted_build_dir, False)
+        self.held[lab.id] = HeldChecker(binary, run.filters, lab_env(lab, run, trusted), lab_log_path(run.log_dir, lab),
+                                        tests)
 
     def discard(self, lab):
         held = self.held.pop(lab.id, None)

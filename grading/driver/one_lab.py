@@ -16,8 +16,8 @@ from checker_process import list_tests, run_tests
 from results import Lab
 from screen import TestPrinter
 from skeletons import not_started_sentence
-from timeouts import (REFERENCE_TIMEOUT, TIMEOUT_FACTOR, TIMEOUT_FLOOR, allowance,
-                      load_reference_times, reference_stamp, remember_reference_times)
+from timeouts import (REFERENCE_TIMEOUT, TIMEOUT_FACTOR, TIMEOUT_FLOOR, allowance, figures_out_env,
+                      load_reference_times, reference_env, reference_stamp, remember_reference_times)
 
 references_timing_announced = False  # make grade said once that it times the references first
 
@@ -72,6 +72,13 @@ def grade_lab(lab, run, held=None, start_next=None):
 
         binary = os.path.join(build_dir, "bin", target)
         timeout = test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
+        # The reference's figures: written by a run of the reference solution, handed to any other
+        # (timeouts.reference_env). A checker started ahead without the figures that test_timeouts
+        # has just made is not used.
+        env_lab = lab_env(lab, run, trusted)
+        if held is not None and held.env_extra != env_lab:
+            held.discard()
+            held = None
         if not args.solutions and not args.variant:
             shown = os.path.relpath(student_file)
             lab.not_started = not_started_sentence(student_file, "%s/%s" % (lab.dir, lab.source),
@@ -82,7 +89,7 @@ def grade_lab(lab, run, held=None, start_next=None):
             printer(test)
             if start_next and test is lab.tests[0]:
                 start_next()  # this checker's start is over: the next lab's may begin
-        problem = run_tests(binary, lab.tests, filters, env_extra, timeout, log, args.verbose, on_result,
+        problem = run_tests(binary, lab.tests, filters, env_lab, timeout, log, args.verbose, on_result,
                             held)
         print_not_started(lab, args.verbose)
         # Practice mode's times (copies and all) are not kept: a later run with CUDA IPC would take them.
@@ -90,6 +97,16 @@ def grade_lab(lab, run, held=None, start_next=None):
             remember_reference_times(trusted_build_dir, lab, trusted, device)
         if problem:
             skip_unfinished(lab, problem)
+
+
+def lab_env(lab, run, trusted):
+    """The environment a lab's checker adds to the run's: a run of the reference solution
+    (SOLUTIONS=1) writes the reference's figures (timeouts.figures_out_env), any other is handed
+    those kept on this GPU (timeouts.reference_env)."""
+    if run.args.solutions:
+        return dict(run.env_extra, WORKBOOK_REFERENCE_FIGURES_OUT=figures_out_env(run.trusted_build_dir, lab.id)
+                    ["WORKBOOK_REFERENCE_FIGURES_OUT"])
+    return dict(run.env_extra, **reference_env(run.trusted_build_dir, lab.id, trusted, run.device))
 
 
 def reference_checker(lab, trusted_build_dir, build_it):
@@ -177,7 +194,8 @@ def test_timeouts(lab, trusted, trusted_build_dir, env_extra, device, args, log)
         sys.stdout.flush()
         reference = list_tests(trusted, [])
         log.write("[timing the reference solution]\n")
-        run_tests(trusted, reference, [], env_extra, REFERENCE_TIMEOUT, log, False, lambda test: None)
+        run_tests(trusted, reference, [], dict(env_extra, **figures_out_env(trusted_build_dir, lab.id)),
+                  REFERENCE_TIMEOUT, log, False, lambda test: None)
         reference_lab = Lab(lab.id, lab.source)
         reference_lab.tests = reference
         if reference_lab.practice:

@@ -5,6 +5,11 @@ Timeouts come from the reference solution's own time for each test on this GPU, 
 kept in <build>/grade/reference_times.json: TIMEOUT_FACTOR times that, and never under
 TIMEOUT_FLOOR. A kept time is used again only on the same GPU and with the same build of the
 reference checker. (one_lab.py's test_timeouts decides, and times the reference when it must.)
+
+The same file keeps the reference's own figure for each timed call of a performance test, from
+the same run ("figures"): a checker grading a student is handed them (reference_env), and a
+figure of the reference far from its own run's is timed again, and never used if still off
+(common/judge.hpp, set_reference_record).
 """
 import json
 import os
@@ -47,11 +52,53 @@ def load_reference_times(trusted_build_dir):
         return {}
 
 
+def figures_file(trusted_build_dir, lab_id):
+    """Where a run of the reference solution's checker writes the reference's figures
+    (WORKBOOK_REFERENCE_FIGURES_OUT): a line per timed call, "call<TAB>ms<TAB>test name"."""
+    return os.path.join(trusted_build_dir, "grade", "reference_figures.%s.tsv" % lab_id)
+
+
+def figures_out_env(trusted_build_dir, lab_id):
+    """For a run of the reference solution: its figures are written afresh to figures_file."""
+    path = figures_file(trusted_build_dir, lab_id)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.exists(path):
+        os.remove(path)
+    return {"WORKBOOK_REFERENCE_FIGURES_OUT": path}
+
+
+def read_figures(path):
+    """{test name: {call (a string): ms}} from a figures_file; empty when there is none."""
+    figures = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                call, ms, test = line.rstrip("\n").split("\t", 2)
+                figures.setdefault(test, {})[call] = float(ms)
+    except (OSError, ValueError):
+        return {}
+    return figures
+
+
+def reference_env(trusted_build_dir, lab_id, trusted, device):
+    """What a checker grading a student's tree is told of the reference's speed on this GPU: the
+    kept figures (WORKBOOK_REFERENCE_FIGURES, in figures_file's format), when they were kept on this
+    GPU with this build of the reference checker; nothing otherwise."""
+    entry = load_reference_times(trusted_build_dir).get(lab_id)
+    if not entry or entry.get("stamp") != reference_stamp(trusted, device):
+        return {}
+    lines = ["%s\t%.6g\t%s" % (call, ms, test) for test, calls in sorted(entry.get("figures", {}).items())
+             for call, ms in sorted(calls.items())]
+    return {"WORKBOOK_REFERENCE_FIGURES": "\n".join(lines)} if lines else {}
+
+
 def remember_reference_times(trusted_build_dir, lab, trusted, device):
-    """Keeps each test's time from a run of the reference solution on this GPU."""
+    """Keeps each test's time from a run of the reference solution on this GPU, and the figures
+    that run wrote (figures_file)."""
     cache = load_reference_times(trusted_build_dir)
     cache[lab.id] = {"stamp": reference_stamp(trusted, device),
-                     "seconds": {t.name: t.seconds for t in lab.tests if t.status == "passed"}}
+                     "seconds": {t.name: t.seconds for t in lab.tests if t.status == "passed"},
+                     "figures": read_figures(figures_file(trusted_build_dir, lab.id))}
     os.makedirs(os.path.dirname(reference_cache(trusted_build_dir)), exist_ok=True)
     with open(reference_cache(trusted_build_dir), "w") as f:
         json.dump(cache, f, indent=1)

@@ -5,6 +5,7 @@
 // arguments.cpp encodes a call's arguments (call_state.hpp: what both files share).
 #include "calls.hpp"
 #include "call_state.hpp"
+#include "checker.hpp"  // reference_run_ms
 
 #include "common/buffers.hpp"
 #include "common/check.hpp"
@@ -301,6 +302,21 @@ void record_from_runner()
             student_runner().start_early();
         });
     }
+    // The reference's figure is checked against the reference run's own (reference_run_ms, from
+    // the reference solution's grade on this GPU): one far from it is timed again with the
+    // student's runner stopped, not paused, and the GPU idle (judge.hpp, set_reference_record).
+    // Not in practice mode, whose times are each runner's own and were never kept, nor under a tool.
+    if (!under_tool)
+        set_reference_record(
+            [](int call) { return practice_reason().empty() ? reference_run_ms(call) : 0.0; },
+            [] {
+                student_runner().stop_and_wait();
+                const bool idle = gpu_idle();
+                std::printf("the reference's figure was far from its own run's: the process that runs your code was "
+                            "stopped%s before the reference was timed again\n",
+                            idle ? "" : " (the GPU still looked busy afterwards)");
+                std::fflush(stdout);
+            });
 }
 
 bool register_forwarder(const void* address, const char* name)

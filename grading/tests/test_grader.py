@@ -279,6 +279,29 @@ class Timeouts(GraderTest):
         self.assertEqual(limit(grade.Test("fake: compute-sanitizer memcheck", 0, 1)),
                          5.0 + timeouts.SANITIZER_ALLOWANCE)
 
+    def test_the_reference_figures_a_solutions_run_wrote_are_handed_to_later_checkers(self):
+        # A run of the reference solution writes its figures (figures_out_env); they are kept with
+        # its times and handed, in the same format, to any checker of this GPU and build.
+        trusted = os.path.join(self.tmp, "check_01_fake")
+        open(trusted, "w").close()
+        device = {"device": "a fake GPU"}
+        out = timeouts.figures_out_env(self.tmp, "01_fake")["WORKBOOK_REFERENCE_FIGURES_OUT"]
+        with open(out, "w") as f:
+            f.write("0\t1.2875\tlab 01 fake: performance at 2^26\n1\t0.5\tlab 01 fake: performance at 2^26\n")
+        lab = grade.Lab("01_fake", "fake.cu")
+        lab.tests = [grade.Test("lab 01 fake: performance at 2^26", 3)]
+        lab.tests[0].status, lab.tests[0].seconds = "passed", 2.0
+        timeouts.remember_reference_times(self.tmp, lab, trusted, device)
+        handed = timeouts.reference_env(self.tmp, "01_fake", trusted, device)
+        self.assertEqual(handed["WORKBOOK_REFERENCE_FIGURES"].splitlines(),
+                         ["0\t1.2875\tlab 01 fake: performance at 2^26", "1\t0.5\tlab 01 fake: performance at 2^26"])
+        self.assertFalse(os.path.exists(timeouts.figures_out_env(self.tmp, "01_fake")["WORKBOOK_REFERENCE_FIGURES_OUT"]),
+                         "a new run of the reference starts from no figures")
+        # Another GPU, or another build of the reference checker: nothing is handed.
+        self.assertEqual(timeouts.reference_env(self.tmp, "01_fake", trusted, {"device": "another GPU"}), {})
+        os.utime(trusted, (1, 1))
+        self.assertEqual(timeouts.reference_env(self.tmp, "01_fake", trusted, device), {})
+
 
 class CheckersStartedAhead(GraderTest):
     """The next lab's checker starts while a lab runs, and holds before its tests until its turn."""
