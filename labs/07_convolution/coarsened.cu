@@ -11,7 +11,7 @@
 // The kernel is a template on k, so that every loop over the mask unrolls, the window and the
 // sums stay in registers, and each mask value is an operand that the multiply-add reads straight
 // from constant memory.
-// Read the last section of README.md first. Check your work with:   make check LAB=07
+// Read coarsened.md first (going further). Check your work with:   make check LAB=07
 #include "common/check.hpp"
 
 #include <cuda_runtime.h>
