@@ -5,7 +5,6 @@
 // arguments.cpp encodes a call's arguments (call_state.hpp: what both files share).
 #include "calls.hpp"
 #include "call_state.hpp"
-#include "checker.hpp"  // reference_run_ms
 
 #include "common/buffers.hpp"
 #include "common/check.hpp"
@@ -51,6 +50,8 @@ std::map<const void*, const char*>& forwarders()
     static std::map<const void*, const char*> table;
     return table;
 }
+
+std::string g_running_test;  // set_running_test
 
 // The words of WORKBOOK_RUNNER_TOOL (one per line): a tool the student's runner runs under, in
 // its sandbox, for a checker started by run_self_under (tools.hpp).
@@ -317,6 +318,28 @@ void record_from_runner()
                             idle ? "" : " (the GPU still looked busy afterwards)");
                 std::fflush(stdout);
             });
+}
+
+void set_running_test(const std::string& name) { g_running_test = name; }
+
+double reference_run_ms(int call)
+{
+    // Read once, from the checker's own environment, which the student's process cannot reach.
+    static const auto figures = [] {
+        std::map<std::pair<std::string, int>, double> read;
+        const char* handed = std::getenv("WORKBOOK_REFERENCE_FIGURES");
+        std::istringstream lines(handed == nullptr ? "" : handed);
+        std::string line;
+        while (std::getline(lines, line)) {
+            std::istringstream fields(line);
+            std::string number, ms, test;
+            if (std::getline(fields, number, '\t') && std::getline(fields, ms, '\t') && std::getline(fields, test))
+                read[{test, std::atoi(number.c_str())}] = std::atof(ms.c_str());
+        }
+        return read;
+    }();
+    const auto found = figures.find({g_running_test, call});
+    return found == figures.end() ? 0.0 : found->second;
 }
 
 bool register_forwarder(const void* address, const char* name)

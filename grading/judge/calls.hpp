@@ -316,6 +316,20 @@ const char* forwarder_name(const void* address);
 /// does not: its results are then not for grading (docs/grading.md, "Practice mode").
 const std::string& practice_reason();
 
+/// \brief Tells the judge's side which test runs now (the checker's test_started), for
+/// reference_run_ms.
+/// \param name the doctest test case's name
+void set_running_test(const std::string& name);
+
+/// \brief The reference run's own figure for timed call `call` of the running test, in
+/// milliseconds per run: what the grade handed this checker in WORKBOOK_REFERENCE_FIGURES (lines of
+/// "call<TAB>ms<TAB>test name", kept from a grade of the reference solution on this GPU), or 0
+/// where none is known. The judge checks the reference's figure against it (set_reference_record
+/// in common/judge.hpp).
+/// \param call which timed call of the test (0 for the first)
+/// \return milliseconds per run, or 0
+double reference_run_ms(int call);
+
 /// \brief Decides, once at the checker's start, whether it runs in practice mode, and why:
 /// WORKBOOK_FORCE_NO_IPC=1 (the tests of practice mode), cudaIpcGetMemHandle failing here, or a
 /// runner failing to open the handle. A checker run by a tool for one probe (`--workbook-probe`)

@@ -115,12 +115,6 @@ std::optional<std::size_t> runner_device_bytes(std::string* why_not = nullptr);
 /// \param name the test's name
 void test_started(const std::string& name);
 
-/// \brief The reference run's own figure for timed call `call` of the running test, in
-/// milliseconds per run: what the grade handed this checker in WORKBOOK_REFERENCE_FIGURES (lines of
-/// "call<TAB>ms<TAB>test name", kept from the reference solution's grade on this GPU), or 0 where
-/// none is known. The judge checks the reference's figure here against it (set_reference_record).
-double reference_run_ms(int call);
-
 /// \brief A test-case decorator: the test is worth n points.
 /// \param n points, 0 to 20
 /// \snippet tests/check_01_vector_add.cpp graded test

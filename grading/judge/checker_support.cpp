@@ -8,9 +8,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <map>
-#include <sstream>
-#include <utility>
 
 namespace workbook {
 
@@ -18,23 +15,9 @@ namespace {
 std::string g_test_name;   // the running test, for the profiler runs of explain_slowness
 bool g_explained = false;  // whether this test has already asked Nsight Compute why it is slow
 
-// Lines of "call<TAB>ms<TAB>test name": the reference run's figures (WORKBOOK_REFERENCE_FIGURES,
-// read by reference_run_ms), and the same lines written by a grade of the reference solution
-// (WORKBOOK_REFERENCE_FIGURES_OUT, the grade keeps them with the reference's times).
-std::map<std::pair<std::string, int>, double> read_figures(const char* text)
-{
-    std::map<std::pair<std::string, int>, double> figures;
-    std::istringstream lines(text == nullptr ? "" : text);
-    std::string line;
-    while (std::getline(lines, line)) {
-        std::istringstream fields(line);
-        std::string call, ms, name;
-        if (std::getline(fields, call, '\t') && std::getline(fields, ms, '\t') && std::getline(fields, name))
-            figures[{name, std::atoi(call.c_str())}] = std::atof(ms.c_str());
-    }
-    return figures;
-}
-
+// A grade of the reference solution (WORKBOOK_REFERENCE_FIGURES_OUT): the reference's figure of
+// each timed call, a line of "call<TAB>ms<TAB>test name", which the grade keeps with its times
+// and hands to later checkers (remote::reference_run_ms).
 void keep_reference_figure(int call, double ms)
 {
     const char* path = std::getenv("WORKBOOK_REFERENCE_FIGURES_OUT");
@@ -44,16 +27,10 @@ void keep_reference_figure(int call, double ms)
 }
 }
 
-double reference_run_ms(int call)
-{
-    static const auto figures = read_figures(std::getenv("WORKBOOK_REFERENCE_FIGURES"));
-    const auto found = figures.find({g_test_name, call});
-    return found == figures.end() ? 0.0 : found->second;
-}
-
 void test_started(const std::string& name)
 {
     g_test_name = name;
+    remote::set_running_test(name);
     g_explained = false;
     judge_test_started();
     //! [clear skip]
