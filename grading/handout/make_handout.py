@@ -104,6 +104,9 @@ EXCLUDED = [re.compile(p) for p in (
     r"^grading/tests/device_churn\.cu$",
     r"(^|/)__pycache__/", r"\.pyc$",
     r"^README\.md$",               # the students' README is grading/handout/student_readme.md
+    # For instructors: its steps write solutions/ and tests/buggy/, which the student edition has
+    # not (student_mainpage and student_doxyfile leave out its link and its place in the book).
+    r"^docs/adding_a_lab\.md$",
 )]
 # The reference objects' own flags (build_references): CUDA_CHECK without its call's text and
 # __FILE__ (reference_quiet.h, included first), and the tree's path mapped to nothing in what the
@@ -189,16 +192,31 @@ def point_snippets_at_skeletons(text, where):
 
 
 def student_mainpage(text):
-    """docs/mainpage.md: each lab's parts as the student edition has them (no solutions/)."""
+    """docs/mainpage.md: each lab's parts as the student edition has them (no solutions/), and no
+    link to the instructors' page it leaves out (docs/adding_a_lab.md)."""
     parts = re.compile(r"Each lab has three parts.*?built against your file\.", re.S)
     if not parts.search(text):
         fail("docs/mainpage.md no longer says \"Each lab has three parts ... built against your file.\": "
              "make_handout.py's student_mainpage cannot say the student edition's two")
-    return parts.sub(
+    text = parts.sub(
         "Each lab has two parts, always in the same places: `labs/NN_name/` holds the skeleton you edit\n"
         "(a `.cu` file with TODOs) and its walkthrough, the page of this book; and\n"
         "`tests/check_NN_name.cpp` the checker, a doctest program built against your file. The reference\n"
         "solution that the checker times yours against is shipped compiled, in `reference/`.", text, count=1)
+    adding = re.compile(r"^- \\subpage adding_a_lab .*?(?=^- )", re.S | re.M)
+    if not adding.search(text):
+        fail("docs/mainpage.md no longer links \\subpage adding_a_lab in a list item: make_handout.py's "
+             "student_mainpage cannot leave it out")
+    return adding.sub("", text, count=1)
+
+
+def student_doxyfile(text):
+    """docs/Doxyfile without the instructors' page that the student edition leaves out."""
+    kept = [line for line in text.split("\n") if "docs/adding_a_lab.md" not in line]
+    if len(kept) == len(text.split("\n")):
+        fail("docs/Doxyfile no longer lists docs/adding_a_lab.md: make_handout.py's student_doxyfile has "
+             "nothing to leave out; check what it should")
+    return "\n".join(kept)
 
 
 def student_makefile(text):
@@ -214,7 +232,8 @@ def student_makefile(text):
 
 # The files the student edition holds in a form of its own: what they say of solutions/ is not so
 # there.
-STUDENT_EDITION = {"docs/mainpage.md": student_mainpage, "Makefile": student_makefile}
+STUDENT_EDITION = {"docs/mainpage.md": student_mainpage, "Makefile": student_makefile,
+                   "docs/Doxyfile": student_doxyfile}
 
 
 def copy_tree(out):
