@@ -100,7 +100,7 @@ EXCLUDED = [re.compile(p) for p in (
     # The grader's tests that copy, patch or compile solutions/ (their ctest tests are not defined
     # without it); test_faulty_tree.py quotes solution lines, the faults it plants.
     r"^grading/tests/(test_faulty_tree|test_grade_class|test_slurm|slurm_cluster|"
-    r"test_leak_beside_others|test_architectures)\.py$",
+    r"test_leak_beside_others|test_architectures|test_add_a_lab)\.py$",
     r"^grading/tests/device_churn\.cu$",
     r"(^|/)__pycache__/", r"\.pyc$",
     r"^README\.md$",               # the students' README is grading/handout/student_readme.md
