@@ -273,6 +273,8 @@ CONSTANT_PHRASES = [
      ("tests/check_07_convolution.cpp", "kRaceK"), lambda k: k),
     ("labs/06_thread_sweep/*", r"more than (\d+(?:\.\d+)?)x (?:away )?from",
      ("tests/check_06_thread_sweep.cpp", "kSweepAgreement"), lambda most: most),
+    ("labs/*", r"over (\d+(?:\.\d+)?) times the kept one, or under 1/(\d+(?:\.\d+)?) of it",
+     ("common/judge.hpp", "kReferenceDrift"), lambda drift: (drift, drift)),
 ]
 
 
