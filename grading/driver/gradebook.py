@@ -1,4 +1,5 @@
-"""A class's reports: <out>/gradebook.csv and <out>/summary.md, from the students' scores.
+"""A class's reports: <out>/gradebook.csv and <out>/summary.md, from the students' scores (and,
+in the summary, the reference's figures across the class, from their logs: reference_spread.py).
 
 grading/grade_class.py calls write_outputs once every student has a row, whichever runner graded
 them (class_local.py or class_slurm.py): the scores come from each student's results.json (read
@@ -12,6 +13,7 @@ import os
 import statistics
 
 from class_student import duration, plural, say
+from reference_spread import spread_table
 
 TOP_FAILED = 20   # the summary lists this many of the tests most students failed
 
@@ -20,7 +22,7 @@ def write_outputs(out_dir, students, labs, seed, args, where, seconds):
     """The gradebook and the summary, and the closing lines."""
     gradebook = os.path.join(out_dir, "gradebook.csv")
     write_gradebook(gradebook, students, labs)
-    summary = summary_text(students, labs, seed, args, where, seconds)
+    summary = summary_text(students, labs, seed, args, where, seconds, out_dir)
     with open(os.path.join(out_dir, "summary.md"), "w") as f:
         f.write(summary)
     say("\n" + summary)
@@ -71,12 +73,16 @@ def write_gradebook(path, students, labs):
 # ----------------------------------------------------------------------------------------------
 # The summary: the class's status, score distribution, most failed tests and problems
 
-def summary_text(students, labs, seed, args, where, seconds):
-    """`where`: the GPUs it ran on ("2 GPUs", "no GPU", "Slurm job 12")."""
+def summary_text(students, labs, seed, args, where, seconds, out_dir):
+    """`where`: the GPUs it ran on ("2 GPUs", "no GPU", "Slurm job 12"); `out_dir`: where each
+    student's logs are (for the reference's figures, reference_spread.py)."""
     graded = [s for s in students if s.graded]
     lines = summary_heading(students, labs, seed, args, where, seconds)
     lines += ["", "## Scores", ""] + score_table(graded, labs)
     lines += ["", "## Tests most students failed", ""] + most_failed(graded)
+    figures = spread_table(out_dir, [s.key for s in graded])
+    if figures:
+        lines += ["", "## The reference's figures across the class", ""] + figures
     lines += problems(students, graded, labs)
     return "\n".join(lines) + "\n"
 
