@@ -54,8 +54,10 @@ def load_reference_times(trusted_build_dir):
 
 def figures_file(trusted_build_dir, lab_id):
     """Where a run of the reference solution's checker writes the reference's figures
-    (WORKBOOK_REFERENCE_FIGURES_OUT): a line per timed call, "call<TAB>ms<TAB>test name"."""
-    return os.path.join(trusted_build_dir, "grade", "reference_figures.%s.tsv" % lab_id)
+    (WORKBOOK_REFERENCE_FIGURES_OUT): a line per timed call, "call<TAB>ms<TAB>test name". A file
+    of this grade's own (its process id): a class graded on several GPUs at once may time the
+    reference in several grades at the same moment."""
+    return os.path.join(trusted_build_dir, "grade", "reference_figures.%s.%d.tsv" % (lab_id, os.getpid()))
 
 
 def figures_out_env(trusted_build_dir, lab_id):
@@ -99,6 +101,8 @@ def remember_reference_times(trusted_build_dir, lab, trusted, device):
     cache[lab.id] = {"stamp": reference_stamp(trusted, device),
                      "seconds": {t.name: t.seconds for t in lab.tests if t.status == "passed"},
                      "figures": read_figures(figures_file(trusted_build_dir, lab.id))}
+    if os.path.exists(figures_file(trusted_build_dir, lab.id)):
+        os.remove(figures_file(trusted_build_dir, lab.id))
     os.makedirs(os.path.dirname(reference_cache(trusted_build_dir)), exist_ok=True)
     with open(reference_cache(trusted_build_dir), "w") as f:
         json.dump(cache, f, indent=1)
