@@ -104,8 +104,7 @@ def lab_env(lab, run, trusted):
     (SOLUTIONS=1) writes the reference's figures (timeouts.figures_out_env), any other is handed
     those kept on this GPU (timeouts.reference_env)."""
     if run.args.solutions:
-        return dict(run.env_extra, WORKBOOK_REFERENCE_FIGURES_OUT=figures_out_env(run.trusted_build_dir, lab.id)
-                    ["WORKBOOK_REFERENCE_FIGURES_OUT"])
+        return dict(run.env_extra, **figures_out_env(run.trusted_build_dir, lab.id))
     return dict(run.env_extra, **reference_env(run.trusted_build_dir, lab.id, trusted, run.device))
 
 

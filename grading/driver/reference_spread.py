@@ -66,9 +66,10 @@ def spread(figures):
     return max(figures) / min(figures) - 1 if min(figures) > 0 else float("inf")
 
 
-def spread_table(out_dir, students):
-    """The summary's section: a row per timed call, its reference figures' range and spread."""
-    rows = spread_rows(out_dir, students)
+def spread_table(out_dir, students, rows=None):
+    """The summary's section: a row per timed call, its reference figures' range and spread
+    (`rows`: spread_rows's, when already read)."""
+    rows = spread_rows(out_dir, students) if rows is None else rows
     if not rows:
         return []
     lines = ["| test | call | grades | fastest (ms) | slowest (ms) | spread |", "|---|---|---|---|---|---|"]
@@ -93,9 +94,10 @@ def main(argv):
         return 2
     out = argv[1]
     students = sorted(n for n in os.listdir(out) if os.path.isdir(os.path.join(out, n)))
-    lines = spread_table(out, students)
+    rows = spread_rows(out, students)
+    lines = spread_table(out, students, rows)
     print("\n".join(lines) if lines else "no performance test was timed in two grades or more in %s" % out)
-    return 1 if any(spread(f) > SPREAD_MOST for _, _, f in spread_rows(out, students)) else 0
+    return 1 if any(spread(f) > SPREAD_MOST for _, _, f in rows) else 0
 
 
 if __name__ == "__main__":

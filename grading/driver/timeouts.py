@@ -97,12 +97,13 @@ def reference_env(trusted_build_dir, lab_id, trusted, device):
 def remember_reference_times(trusted_build_dir, lab, trusted, device):
     """Keeps each test's time from a run of the reference solution on this GPU, and the figures
     that run wrote (figures_file)."""
+    figures = figures_file(trusted_build_dir, lab.id)
     cache = load_reference_times(trusted_build_dir)
     cache[lab.id] = {"stamp": reference_stamp(trusted, device),
                      "seconds": {t.name: t.seconds for t in lab.tests if t.status == "passed"},
-                     "figures": read_figures(figures_file(trusted_build_dir, lab.id))}
-    if os.path.exists(figures_file(trusted_build_dir, lab.id)):
-        os.remove(figures_file(trusted_build_dir, lab.id))
+                     "figures": read_figures(figures)}
+    if os.path.exists(figures):
+        os.remove(figures)
     os.makedirs(os.path.dirname(reference_cache(trusted_build_dir)), exist_ok=True)
     with open(reference_cache(trusted_build_dir), "w") as f:
         json.dump(cache, f, indent=1)
